@@ -1,0 +1,33 @@
+# navrl — Quick start: `make demo`, `make test`.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+PIP    := $(PY) -m pip
+STAMP  := $(VENV)/.installed
+
+.PHONY: setup demo test test-all bench clean
+
+setup: $(STAMP)
+
+# The CPU build of torch is installed explicitly first so that no CUDA build is pulled.
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip
+	$(PIP) install --quiet torch==2.13.0
+	$(PIP) install --quiet -e ".[dev]"
+	touch $(STAMP)
+
+demo: setup
+	$(VENV)/bin/navrl demo
+
+test: setup
+	$(PY) -m pytest
+
+test-all: setup
+	$(PY) -m pytest -m ''
+
+bench: setup
+	for b in bench/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+
+clean:
+	rm -rf $(VENV) runs build *.egg-info src/*.egg-info

@@ -1,0 +1,107 @@
+"""Observation and UI-tree node types shared by every device backend (layer 1)."""
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass, field
+from typing import Callable
+
+from PIL import Image
+
+
+@dataclass(frozen=True)
+class UINode:
+    """One accessibility node.
+
+    ``bounds`` is (x0, y0, x1, y1) in screenshot pixels, x1/y1 exclusive.
+    ``label`` is the accessibility label (visible text or the icon's description).
+    """
+
+    id: str
+    role: str
+    label: str
+    bounds: tuple[int, int, int, int]
+    enabled: bool = True
+    focused: bool = False
+    value: str | None = None
+    description: str = ""
+    actions: tuple[str, ...] = ()   # what the node reacts to: "tap", "long_press", "swipe"
+
+    @property
+    def center(self) -> tuple[int, int]:
+        x0, y0, x1, y1 = self.bounds
+        return (x0 + x1) // 2, (y0 + y1) // 2
+
+    def to_dict(self) -> dict:
+        return {"id": self.id, "role": self.role, "label": self.label, "bounds": list(self.bounds),
+                "enabled": self.enabled, "focused": self.focused, "value": self.value,
+                "description": self.description, "actions": list(self.actions)}
+
+    @staticmethod
+    def from_dict(d: dict) -> "UINode":
+        return UINode(d["id"], d["role"], d["label"], tuple(d["bounds"]), d.get("enabled", True),
+                      d.get("focused", False), d.get("value"), d.get("description", ""),
+                      tuple(d.get("actions", ())))
+
+
+@dataclass
+class Observation:
+    """What a device shows at one moment.
+
+    The screenshot is produced lazily: backends pass ``render`` and the image is drawn
+    only when :attr:`screenshot` or :attr:`png` is first read.
+    """
+
+    nodes: tuple[UINode, ...]
+    app: str | None
+    screen_size: tuple[int, int]
+    platform: str
+    render: Callable[[], Image.Image] | None = field(default=None, repr=False)
+    _image: Image.Image | None = field(default=None, repr=False)
+    _png: bytes | None = field(default=None, repr=False)
+
+    @property
+    def screenshot(self) -> Image.Image:
+        if self._image is None:
+            if self._png is not None:
+                self._image = Image.open(io.BytesIO(self._png)).convert("RGB")
+            elif self.render is not None:
+                self._image = self.render()
+            else:
+                raise ValueError("observation has no screenshot")
+        return self._image
+
+    @property
+    def png(self) -> bytes:
+        if self._png is None:
+            buf = io.BytesIO()
+            self.screenshot.save(buf, format="PNG", compress_level=1)
+            self._png = buf.getvalue()
+        return self._png
+
+    @property
+    def has_screenshot(self) -> bool:
+        return self._image is not None or self._png is not None or self.render is not None
+
+    def focused_node(self) -> UINode | None:
+        for n in self.nodes:
+            if n.focused:
+                return n
+        return None
+
+    def labels(self) -> list[str]:
+        return [n.label for n in self.nodes if n.label]
+
+    def ui_text(self) -> str:
+        """The UI tree as compact text, one node a line, for text-only planners and judges."""
+        lines = [f"app: {self.app or 'Home screen'}"]
+        for n in self.nodes:
+            extra = []
+            if n.value:
+                extra.append(f"value={n.value!r}")
+            if n.focused:
+                extra.append("focused")
+            if not n.enabled:
+                extra.append("disabled")
+            tail = (" " + " ".join(extra)) if extra else ""
+            lines.append(f"[{n.role}] {n.label}{tail}")
+        return "\n".join(lines)
