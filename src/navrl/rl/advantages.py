@@ -1,0 +1,508 @@
+"""Returns and advantages (DESIGN.md §5). Pure functions, no gradient.
+
+Batch layout used throughout (B trajectories, T = longest episode in the batch):
+
+* ``step_rewards``     float [B, T]  dense per-step reward r_t (judge verdicts, ask-user, ...)
+* ``terminal_rewards`` float [B]     terminal reward R (undiscounted)
+* ``step_mask``        bool  [B, T]  True on real steps, False on padding; a prefix mask
+* ``valid``            bool  [B]     False for infrastructure failures (masked trajectories)
+* ``group_ids``        long  [B]     task group: trajectories of the same task instance
+* ``values``           float [B, T]  critic estimate V(s_t) (ppo family only)
+* ``state_keys``       long  [B, T]  state identity ids for GiGPO, -1 on padding
+
+An invalid trajectory counts as if its ``step_mask`` were all False: it gets 0 everywhere and
+never influences a valid output (not the returns, not the group statistics, not the whitening
+statistics). Values found on padding or in invalid trajectories are never read arithmetically
+(``torch.where`` rather than multiplication), so even NaN there cannot leak.
+
+The trainer dispatches only through :func:`compute_advantages` / :func:`get_estimator`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import torch
+from torch import Tensor
+
+from navrl.rl.estimators import AdvantageEstimator
+
+__all__ = [
+    "AdvantageEstimator",
+    "AdvantageInputs",
+    "AdvantageOutputs",
+    "DuplicateEstimatorError",
+    "UnknownEstimatorError",
+    "EstimatorFn",
+    "register_estimator",
+    "get_estimator",
+    "estimator_needs_values",
+    "registered_estimators",
+    "compute_advantages",
+    "effective_step_mask",
+    "discounted_returns",
+    "masked_mean",
+    "masked_whiten",
+    "grpo_advantages",
+    "trajectory_scores",
+    "gigpo_step_advantages",
+    "build_state_keys",
+]
+
+WHITEN_EPS = 1e-8  # DESIGN §5: A = (A - mu) / (std + 1e-8)
+GRPO_EPS = 1e-6  # DESIGN §5: (S - mean_g) / (std_g + 1e-6)
+
+
+# --------------------------------------------------------------------------------------
+# building blocks
+# --------------------------------------------------------------------------------------
+
+
+def effective_step_mask(step_mask: Tensor, valid: Tensor | None = None) -> Tensor:
+    """Steps that count: real steps of valid trajectories.
+
+    Args:
+        step_mask: bool [B, T].
+        valid: bool [B] or None (all valid).
+    Returns:
+        bool [B, T].
+    """
+    mask = step_mask.bool()
+    if valid is not None:
+        mask = mask & valid.bool().unsqueeze(-1)
+    return mask
+
+
+@torch.no_grad()
+def discounted_returns(
+    step_rewards: Tensor,
+    terminal_rewards: Tensor,
+    step_mask: Tensor,
+    gamma: float,
+) -> Tensor:
+    """G_t = sum_{k=t}^{T-1} gamma^(k-t) r_k + R, and 0 on padding.
+
+    The dense rewards are discounted; the terminal reward R is added undiscounted to every real
+    step, so a long route to success keeps full credit for the finish (DESIGN §5).
+
+    Args:
+        step_rewards: float [B, T] dense rewards r_t (ignored where ``step_mask`` is False).
+        terminal_rewards: float [B] terminal reward R.
+        step_mask: bool [B, T] real steps (prefix mask). Pass ``step_mask & valid[:, None]`` to
+            zero invalid trajectories as well.
+        gamma: discount in [0, 1].
+    Returns:
+        float [B, T] returns G, 0 where ``step_mask`` is False.
+    """
+    mask = step_mask.bool()
+    dtype = step_rewards.dtype if step_rewards.is_floating_point() else torch.get_default_dtype()
+    r = torch.where(mask, step_rewards.to(dtype), torch.zeros((), dtype=dtype, device=step_rewards.device))
+    T = r.shape[-1]
+    # Discount matrix D[k, t] = gamma^(k - t) for k >= t, else 0; then G_dense = r @ D.
+    # One matmul instead of a Python loop over T; exact powers (no gamma^-t rescaling, which
+    # would overflow float32 for gamma = 0.5 and long episodes). 0^0 = 1 keeps gamma = 0 right.
+    idx = torch.arange(T, device=r.device)
+    lag = idx.unsqueeze(1) - idx.unsqueeze(0)  # [k, t] = k - t
+    disc = torch.where(
+        lag >= 0,
+        torch.pow(torch.tensor(float(gamma), dtype=dtype, device=r.device), lag.clamp(min=0).to(dtype)),
+        torch.zeros((), dtype=dtype, device=r.device),
+    )
+    dense = r @ disc
+    R = terminal_rewards.to(dtype).unsqueeze(-1)
+    return torch.where(mask, dense + R, torch.zeros((), dtype=dtype, device=r.device))
+
+
+@torch.no_grad()
+def masked_mean(x: Tensor, mask: Tensor) -> Tensor:
+    """Mean of ``x`` over entries where ``mask`` is True (0 if there are none).
+
+    Args:
+        x: float [...]; mask: bool, same shape.
+    Returns:
+        float scalar tensor.
+    """
+    mask = mask.bool()
+    n = mask.sum()
+    total = torch.where(mask, x, torch.zeros((), dtype=x.dtype, device=x.device)).sum()
+    return total / n.clamp(min=1).to(x.dtype)
+
+
+@torch.no_grad()
+def masked_whiten(x: Tensor, mask: Tensor, eps: float = WHITEN_EPS) -> Tensor:
+    """(x - mu) / (std + eps) with mu, std over valid entries only; masked entries set to 0.
+
+    ``std`` is the unbiased (Bessel-corrected, n - 1) standard deviation of the valid entries.
+    Masked entries never enter the statistics, so padding and invalid trajectories cannot
+    shrink the spread and inflate genuine advantages. With fewer than two valid entries the
+    spread is undefined: std is taken as 0, so one valid entry whitens to exactly 0.
+
+    Args:
+        x: float [...] values to whiten (e.g. advantages [B, T]).
+        mask: bool, same shape as ``x``.
+        eps: added to std (DESIGN §5: 1e-8).
+    Returns:
+        float tensor, same shape as ``x``; 0 where ``mask`` is False.
+    """
+    mask = mask.bool()
+    zero = torch.zeros((), dtype=x.dtype, device=x.device)
+    n = mask.sum().to(x.dtype)
+    mu = torch.where(mask, x, zero).sum() / n.clamp(min=1)
+    centred = torch.where(mask, x - mu, zero)
+    var = (centred * centred).sum() / (n - 1).clamp(min=1)
+    return torch.where(mask, centred / (var.sqrt() + eps), zero)
+
+
+class _GroupIndex(NamedTuple):
+    inverse: Tensor  # long [B] dense group index 0..G-1
+    num_groups: int
+
+
+def _dense_groups(group_ids: Tensor) -> _GroupIndex:
+    """Map arbitrary integer group ids [B] to dense 0..G-1 indices."""
+    if group_ids.numel() == 0:
+        return _GroupIndex(group_ids.long(), 0)
+    uniq, inverse = torch.unique(group_ids, return_inverse=True)
+    return _GroupIndex(inverse, int(uniq.numel()))
+
+
+def _segment_mean_std(x: Tensor, seg: Tensor, num_segments: int) -> tuple[Tensor, Tensor, Tensor]:
+    """Per-segment count, mean and unbiased std of ``x`` (all entries of x count).
+
+    Args:
+        x: float [N]; seg: long [N] in [0, num_segments).
+    Returns:
+        count [S], mean [S], std [S] (std is 0 for segments with fewer than two entries).
+    """
+    count = torch.zeros(num_segments, dtype=x.dtype, device=x.device).index_add_(0, seg, torch.ones_like(x))
+    total = torch.zeros(num_segments, dtype=x.dtype, device=x.device).index_add_(0, seg, x)
+    mean = total / count.clamp(min=1)
+    dev = x - mean[seg]
+    ss = torch.zeros(num_segments, dtype=x.dtype, device=x.device).index_add_(0, seg, dev * dev)
+    std = (ss / (count - 1).clamp(min=1)).sqrt()
+    return count, mean, std
+
+
+@torch.no_grad()
+def grpo_advantages(scores: Tensor, group_ids: Tensor, valid: Tensor, eps: float = GRPO_EPS) -> Tensor:
+    """Group-relative advantage: (S - mean_g) / (std_g + eps) over the valid siblings.
+
+    Statistics of a group use its valid members only; std is unbiased (n - 1), as in
+    ``torch.std`` used by common GRPO implementations. Invalid trajectories get 0, and so does
+    a group with a single valid member (nothing to compare against).
+
+    Args:
+        scores: float [B] trajectory scores S.
+        group_ids: long [B] task group of each trajectory (any integers).
+        valid: bool [B].
+        eps: DESIGN §5: 1e-6.
+    Returns:
+        float [B] advantages.
+    """
+    valid = valid.bool()
+    dtype = scores.dtype if scores.is_floating_point() else torch.get_default_dtype()
+    out = torch.zeros(scores.shape, dtype=dtype, device=scores.device)
+    if not bool(valid.any()):
+        return out
+    s = scores[valid].to(dtype)
+    groups = _dense_groups(group_ids[valid])
+    count, mean, std = _segment_mean_std(s, groups.inverse, groups.num_groups)
+    adv = (s - mean[groups.inverse]) / (std[groups.inverse] + eps)
+    adv = torch.where(count[groups.inverse] > 1, adv, torch.zeros((), dtype=dtype, device=s.device))
+    out[valid] = adv
+    return out
+
+
+@torch.no_grad()
+def trajectory_scores(step_rewards: Tensor, terminal_rewards: Tensor, step_mask: Tensor) -> Tensor:
+    """GRPO score S = undiscounted sum of the dense rewards on real steps + terminal reward.
+
+    Args:
+        step_rewards: float [B, T]; terminal_rewards: float [B]; step_mask: bool [B, T].
+    Returns:
+        float [B].
+    """
+    zero = torch.zeros((), dtype=step_rewards.dtype, device=step_rewards.device)
+    return torch.where(step_mask.bool(), step_rewards, zero).sum(-1) + terminal_rewards.to(step_rewards.dtype)
+
+
+@torch.no_grad()
+def gigpo_step_advantages(returns: Tensor, state_keys: Tensor, group_ids: Tensor, step_mask: Tensor) -> Tensor:
+    """GiGPO anchor-state step advantage: A_step = G_t - mean of G over its anchor group.
+
+    An anchor group is every real step, across the sibling trajectories of one task group,
+    whose state key is identical (same screenshot hash and same UI text, see
+    :func:`build_state_keys`). Several visits of the same state within one trajectory all
+    join the group. A step alone in its anchor group, or with a negative key, gets 0.
+
+    Args:
+        returns: float [B, T] G_t (from :func:`discounted_returns`).
+        state_keys: long [B, T] state ids (only equality matters); negative = no key.
+        group_ids: long [B] task group of each trajectory.
+        step_mask: bool [B, T] steps that count (real steps of valid trajectories).
+    Returns:
+        float [B, T], 0 where ``step_mask`` is False.
+    """
+    mask = step_mask.bool() & (state_keys >= 0)
+    out = torch.zeros(returns.shape, dtype=returns.dtype, device=returns.device)
+    if not bool(mask.any()):
+        return out
+    b_idx, t_idx = mask.nonzero(as_tuple=True)
+    g = returns[b_idx, t_idx]
+    # Anchor key = (task group, state key); unique over rows so large ids cannot collide.
+    key = torch.stack([group_ids[b_idx].long(), state_keys[b_idx, t_idx].long()], dim=1)
+    _, anchor = torch.unique(key, dim=0, return_inverse=True)
+    n_anchor = int(anchor.max().item()) + 1
+    count, mean, _ = _segment_mean_std(g, anchor, n_anchor)
+    a = torch.where(count[anchor] > 1, g - mean[anchor], torch.zeros((), dtype=g.dtype, device=g.device))
+    out[b_idx, t_idx] = a
+    return out
+
+
+def build_state_keys(per_trajectory_keys: Sequence[Sequence[Hashable]], num_steps: int | None = None) -> Tensor:
+    """Dense integer ids for hashable per-step state keys, -1 on padding.
+
+    Use e.g. ``(phash64(screenshot), ui_text)`` tuples as keys: GiGPO groups steps whose key
+    is identical. Ids are assigned in first-seen order over (trajectory, step).
+
+    Args:
+        per_trajectory_keys: B sequences of per-step keys (ragged).
+        num_steps: T of the padded batch (default: the longest trajectory).
+    Returns:
+        long [B, T].
+    """
+    longest = max((len(k) for k in per_trajectory_keys), default=0)
+    T = longest if num_steps is None else num_steps
+    if longest > T:
+        raise ValueError(f"a trajectory has {longest} steps but num_steps={T}")
+    ids: dict[Hashable, int] = {}
+    out = torch.full((len(per_trajectory_keys), T), -1, dtype=torch.long)
+    for b, keys in enumerate(per_trajectory_keys):
+        for t, key in enumerate(keys):
+            out[b, t] = ids.setdefault(key, len(ids))
+    return out
+
+
+# --------------------------------------------------------------------------------------
+# uniform estimator interface and registry
+# --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AdvantageInputs:
+    """Everything an estimator may need; shapes as in the module docstring.
+
+    Attributes:
+        step_rewards: float [B, T] dense rewards.
+        terminal_rewards: float [B] terminal rewards.
+        step_mask: bool [B, T] real steps.
+        valid: bool [B] trajectory validity (False = masked infrastructure failure).
+        group_ids: long [B] task group ids (siblings share one).
+        gamma: discount of the dense rewards.
+        values: float [B, T] critic values V(s_t); required by ppo, ppo_terminal_only, gigppo.
+        state_keys: long [B, T] state ids, -1 on padding; required by gigpo.
+        gigpo_step_weight: w in A = A_episode + w * A_step (gigpo).
+        whiten: whiten the G - V advantages of the ppo family (DESIGN default: True).
+    """
+
+    step_rewards: Tensor
+    terminal_rewards: Tensor
+    step_mask: Tensor
+    valid: Tensor
+    group_ids: Tensor
+    gamma: float
+    values: Tensor | None = None
+    state_keys: Tensor | None = None
+    gigpo_step_weight: float = 1.0
+    whiten: bool = True
+
+    def __post_init__(self) -> None:
+        B, T = self.step_rewards.shape
+        checks = {
+            "terminal_rewards": (self.terminal_rewards, (B,)),
+            "step_mask": (self.step_mask, (B, T)),
+            "valid": (self.valid, (B,)),
+            "group_ids": (self.group_ids, (B,)),
+            "values": (self.values, (B, T)),
+            "state_keys": (self.state_keys, (B, T)),
+        }
+        for name, (tensor, shape) in checks.items():
+            if tensor is not None and tuple(tensor.shape) != shape:
+                raise ValueError(f"{name} has shape {tuple(tensor.shape)}, expected {shape}")
+        if not 0.0 <= float(self.gamma) <= 1.0:
+            raise ValueError(f"gamma must be in [0, 1], got {self.gamma}")
+
+    @property
+    def mask(self) -> Tensor:
+        """bool [B, T]: real steps of valid trajectories."""
+        return effective_step_mask(self.step_mask, self.valid)
+
+
+@dataclass(frozen=True)
+class AdvantageOutputs:
+    """Result of an estimator.
+
+    Attributes:
+        advantages: float [B, T] per-step advantage A_t (every output token of step t carries
+            it); 0 on padding and in invalid trajectories.
+        returns: float [B, T] discounted returns G_t used as critic targets; 0 likewise.
+    """
+
+    advantages: Tensor
+    returns: Tensor
+
+
+EstimatorFn = Callable[[AdvantageInputs], AdvantageOutputs]
+
+
+class DuplicateEstimatorError(ValueError):
+    """An estimator name was registered twice."""
+
+
+class UnknownEstimatorError(KeyError):
+    """No estimator is registered under that name."""
+
+
+@dataclass(frozen=True)
+class _Entry:
+    fn: EstimatorFn
+    needs_values: bool
+
+
+_REGISTRY: dict[str, _Entry] = {}
+
+
+def _key(name: str | AdvantageEstimator) -> str:
+    return name.value if isinstance(name, AdvantageEstimator) else str(name)
+
+
+def register_estimator(
+    name: str | AdvantageEstimator, *, needs_values: bool = False
+) -> Callable[[EstimatorFn], EstimatorFn]:
+    """Decorator: register ``fn(inputs: AdvantageInputs) -> AdvantageOutputs`` under ``name``.
+
+    Built-ins use :class:`AdvantageEstimator` members; extensions may use new strings.
+    ``needs_values`` declares that the estimator reads ``inputs.values`` (it needs a critic).
+
+    Raises:
+        DuplicateEstimatorError: ``name`` is already registered.
+    """
+    key = _key(name)
+
+    def decorator(fn: EstimatorFn) -> EstimatorFn:
+        if key in _REGISTRY:
+            raise DuplicateEstimatorError(f"advantage estimator {key!r} is already registered")
+        _REGISTRY[key] = _Entry(fn, needs_values)
+        return fn
+
+    return decorator
+
+
+def _entry(name: str | AdvantageEstimator) -> _Entry:
+    key = _key(name)
+    try:
+        return _REGISTRY[key]
+    except KeyError:
+        raise UnknownEstimatorError(
+            f"unknown advantage estimator {key!r}; registered: {sorted(_REGISTRY)}"
+        ) from None
+
+
+def get_estimator(name: str | AdvantageEstimator) -> EstimatorFn:
+    """The estimator registered under ``name``.
+
+    Raises:
+        UnknownEstimatorError: nothing registered under ``name``.
+    """
+    return _entry(name).fn
+
+
+def estimator_needs_values(name: str | AdvantageEstimator) -> bool:
+    """True if the estimator reads critic values (so the trainer must run a critic)."""
+    return _entry(name).needs_values
+
+
+def registered_estimators() -> list[str]:
+    """Names of all registered estimators, sorted."""
+    return sorted(_REGISTRY)
+
+
+@torch.no_grad()
+def compute_advantages(name: str | AdvantageEstimator, inputs: AdvantageInputs) -> AdvantageOutputs:
+    """Run the estimator registered under ``name`` on ``inputs`` (the trainer's only dispatch)."""
+    entry = _entry(name)
+    if entry.needs_values and inputs.values is None:
+        raise ValueError(f"advantage estimator {_key(name)!r} needs critic values (inputs.values is None)")
+    return entry.fn(inputs)
+
+
+# --------------------------------------------------------------------------------------
+# built-in estimators
+# --------------------------------------------------------------------------------------
+
+
+def _g_minus_v(inputs: AdvantageInputs, step_rewards: Tensor) -> AdvantageOutputs:
+    """lambda = 1: A_t = G_t - V(s_t), optionally whitened over the valid steps."""
+    assert inputs.values is not None  # checked by compute_advantages
+    mask = inputs.mask
+    G = discounted_returns(step_rewards, inputs.terminal_rewards, mask, inputs.gamma)
+    zero = torch.zeros((), dtype=G.dtype, device=G.device)
+    adv = torch.where(mask, G - inputs.values.to(G.dtype), zero)
+    if inputs.whiten:
+        adv = masked_whiten(adv, mask)
+    return AdvantageOutputs(advantages=adv, returns=G)
+
+
+@register_estimator(AdvantageEstimator.PPO, needs_values=True)
+@torch.no_grad()
+def ppo_estimator(inputs: AdvantageInputs) -> AdvantageOutputs:
+    """PPO with dense + terminal rewards: A = whiten(G - V) over valid steps."""
+    return _g_minus_v(inputs, inputs.step_rewards)
+
+
+@register_estimator(AdvantageEstimator.PPO_TERMINAL_ONLY, needs_values=True)
+@torch.no_grad()
+def ppo_terminal_only_estimator(inputs: AdvantageInputs) -> AdvantageOutputs:
+    """Terminal-only PPO baseline: as ``ppo`` with every dense reward set to 0."""
+    return _g_minus_v(inputs, torch.zeros_like(inputs.step_rewards))
+
+
+@register_estimator(AdvantageEstimator.GIGPPO, needs_values=True)
+@torch.no_grad()
+def gigppo_estimator(inputs: AdvantageInputs) -> AdvantageOutputs:
+    """GiGPPO: the ``ppo`` formula; what differs is the critic producing V (navrl.rl.gigppo)."""
+    return _g_minus_v(inputs, inputs.step_rewards)
+
+
+def _episode_advantage(inputs: AdvantageInputs) -> tuple[Tensor, Tensor]:
+    """GRPO advantage broadcast to steps: returns (A_episode [B, T], mask [B, T])."""
+    mask = inputs.mask
+    scores = trajectory_scores(inputs.step_rewards, inputs.terminal_rewards, mask)
+    a = grpo_advantages(scores, inputs.group_ids, inputs.valid)
+    zero = torch.zeros((), dtype=a.dtype, device=a.device)
+    return torch.where(mask, a.unsqueeze(-1), zero), mask
+
+
+@register_estimator(AdvantageEstimator.GRPO)
+@torch.no_grad()
+def grpo_estimator(inputs: AdvantageInputs) -> AdvantageOutputs:
+    """GRPO baseline: S = sum of rewards, group-relative advantage on every valid step."""
+    adv, mask = _episode_advantage(inputs)
+    G = discounted_returns(inputs.step_rewards, inputs.terminal_rewards, mask, inputs.gamma)
+    return AdvantageOutputs(advantages=adv.to(G.dtype), returns=G)
+
+
+@register_estimator(AdvantageEstimator.GIGPO)
+@torch.no_grad()
+def gigpo_estimator(inputs: AdvantageInputs) -> AdvantageOutputs:
+    """GiGPO baseline: A = A_episode + w * A_step (identical-state anchor groups)."""
+    if inputs.state_keys is None:
+        raise ValueError("advantage estimator 'gigpo' needs inputs.state_keys")
+    adv_ep, mask = _episode_advantage(inputs)
+    G = discounted_returns(inputs.step_rewards, inputs.terminal_rewards, mask, inputs.gamma)
+    adv_step = gigpo_step_advantages(G, inputs.state_keys, inputs.group_ids, mask)
+    adv = adv_ep.to(G.dtype) + float(inputs.gigpo_step_weight) * adv_step
+    zero = torch.zeros((), dtype=G.dtype, device=G.device)
+    return AdvantageOutputs(advantages=torch.where(mask, adv, zero), returns=G)

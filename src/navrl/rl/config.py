@@ -1,0 +1,242 @@
+"""Training configuration: every RL default of DESIGN.md §5 in one dataclass.
+
+Importing this module pulls in no torch; each field carries its own docstring (the string
+literal right under it), readable at runtime through :meth:`TrainConfig.field_docs`.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import math
+import textwrap
+from dataclasses import asdict, dataclass, fields
+from functools import lru_cache
+from typing import Any
+
+from navrl.rl.estimators import AdvantageEstimator
+
+__all__ = ["ConfigError", "TrainConfig"]
+
+
+class ConfigError(ValueError):
+    """A configuration value is invalid (out of range, wrong kind, unsupported)."""
+
+
+@dataclass
+class TrainConfig:
+    """Online RL of the planner: rollout sizes, returns, advantages, PPO and critic settings."""
+
+    # --- rollouts -------------------------------------------------------------------------
+    tasks_per_update: int = 16
+    """Distinct task instances sampled per update (DESIGN: 16)."""
+
+    rollouts_per_task: int = 8
+    """Sibling rollouts per task; they form one group for GRPO/GiGPO/GiGPPO (DESIGN: 8)."""
+
+    max_steps: int = 30
+    """Step budget of an episode; running out earns the 'budget exhausted' terminal reward."""
+
+    num_updates: int = 336
+    """Policy updates in a run (the paper's two epochs over its task set took 336)."""
+
+    # --- returns and advantages -------------------------------------------------------------
+    gamma: float = 0.5
+    """Discount of the dense step rewards; the terminal reward is never discounted."""
+
+    lam: float = 1.0
+    """GAE lambda. Only 1 is supported: A = G - V (lambda != 1 needs a two-head critic)."""
+
+    estimator: AdvantageEstimator = AdvantageEstimator.PPO
+    """Advantage estimator: ppo, ppo_terminal_only, gigppo, grpo or gigpo."""
+
+    whiten_advantages: bool = True
+    """Whiten G - V over the valid steps of the batch (ppo family; DESIGN: on)."""
+
+    gigpo_step_weight: float = 1.0
+    """w in the GiGPO baseline's A = A_episode + w * A_step."""
+
+    # --- critic -----------------------------------------------------------------------------
+    critic_warmup_updates: int = 15
+    """Updates at the start during which only the critic learns and the policy is frozen."""
+
+    critic_lr_ratio: float = 100.0
+    """Critic learning rate / policy learning rate (DESIGN: 100)."""
+
+    value_clip: float | None = None
+    """PPO2-style value clip range for the critic loss; None for a plain MSE."""
+
+    gigppo_hidden_dim: int = 256
+    """Width of the GiGPPO critic MLP."""
+
+    # --- policy optimisation ----------------------------------------------------------------
+    policy_lr: float = 1e-5
+    """Learning rate of the planner (the critic uses policy_lr * critic_lr_ratio)."""
+
+    clip_eps: float = 0.2
+    """PPO ratio clip range (DESIGN: 0.2)."""
+
+    ppo_epochs: int = 1
+    """Passes over each batch of rollouts per update."""
+
+    minibatch_size: int = 256
+    """Planner outputs (steps) per optimiser step."""
+
+    kl_coef: float = 0.0
+    """Weight of the k3 KL penalty to the reference (SFT) planner; 0 disables it."""
+
+    entropy_coef: float = 0.0
+    """Weight of the entropy bonus; 0 disables it."""
+
+    grad_clip: float | None = 1.0
+    """Max global gradient norm per optimiser step; None disables clipping."""
+
+    weight_decay: float = 0.0
+    """AdamW weight decay of the policy parameters."""
+
+    seed: int = 0
+    """Seed of task sampling, rollouts and initialisation."""
+
+    def __post_init__(self) -> None:
+        # Configs arrive from YAML/CLI as strings; keep unknown names for validate() to report.
+        if isinstance(self.estimator, str) and not isinstance(self.estimator, AdvantageEstimator):
+            try:
+                self.estimator = AdvantageEstimator(self.estimator)
+            except ValueError:
+                pass
+
+    # --- derived values ---------------------------------------------------------------------
+    @property
+    def critic_lr(self) -> float:
+        """Critic learning rate = policy_lr * critic_lr_ratio."""
+        return self.policy_lr * self.critic_lr_ratio
+
+    @property
+    def trajectories_per_update(self) -> int:
+        """Rollouts per update = tasks_per_update * rollouts_per_task (DESIGN: 128)."""
+        return self.tasks_per_update * self.rollouts_per_task
+
+    @property
+    def uses_critic(self) -> bool:
+        """True when the estimator needs critic values (ppo, ppo_terminal_only, gigppo, or a
+        registered extension declared with needs_values)."""
+        if isinstance(self.estimator, AdvantageEstimator):
+            return self.estimator.uses_critic
+        from navrl.rl.advantages import estimator_needs_values  # extension: ask the registry
+
+        return estimator_needs_values(self.estimator)
+
+    def policy_frozen(self, update_idx: int) -> bool:
+        """True while the policy must not change: update ``update_idx`` (0-based) falls in the
+        critic warm-up. Always False for critic-free estimators (nothing to warm up)."""
+        if update_idx < 0:
+            raise ConfigError(f"update_idx must be >= 0, got {update_idx}")
+        return self.uses_critic and update_idx < self.critic_warmup_updates
+
+    # --- checks and (de)serialisation -------------------------------------------------------
+    def validate(self) -> TrainConfig:
+        """Check every field; returns self so calls chain.
+
+        Raises:
+            ConfigError: the first invalid value found.
+        """
+        ints_min = {
+            "tasks_per_update": 1,
+            "rollouts_per_task": 1,
+            "max_steps": 1,
+            "num_updates": 0,
+            "critic_warmup_updates": 0,
+            "ppo_epochs": 1,
+            "minibatch_size": 1,
+            "gigppo_hidden_dim": 1,
+        }
+        for name, low in ints_min.items():
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ConfigError(f"{name} must be an int, got {value!r}")
+            if value < low:
+                raise ConfigError(f"{name} must be >= {low}, got {value}")
+        if not isinstance(self.seed, int) or isinstance(self.seed, bool):
+            raise ConfigError(f"seed must be an int, got {self.seed!r}")
+
+        def real(name: str) -> float:
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise ConfigError(f"{name} must be a finite number, got {value!r}")
+            return float(value)
+
+        if not 0.0 <= real("gamma") <= 1.0:
+            raise ConfigError(f"gamma must be in [0, 1], got {self.gamma}")
+        if not 0.0 <= real("lam") <= 1.0:
+            raise ConfigError(f"lam must be in [0, 1], got {self.lam}")
+        if self.lam != 1.0:
+            raise ConfigError("lam != 1 is not supported (needs a dense + terminal two-head critic); use lam=1")
+        for name in ("policy_lr", "critic_lr_ratio", "clip_eps"):
+            if real(name) <= 0.0:
+                raise ConfigError(f"{name} must be > 0, got {getattr(self, name)}")
+        if self.clip_eps >= 1.0:
+            raise ConfigError(f"clip_eps must be < 1, got {self.clip_eps}")
+        for name in ("kl_coef", "entropy_coef", "weight_decay", "gigpo_step_weight"):
+            if real(name) < 0.0:
+                raise ConfigError(f"{name} must be >= 0, got {getattr(self, name)}")
+        for name in ("value_clip", "grad_clip"):
+            if getattr(self, name) is not None and real(name) <= 0.0:
+                raise ConfigError(f"{name} must be > 0 or None, got {getattr(self, name)}")
+        if not isinstance(self.whiten_advantages, bool):
+            raise ConfigError(f"whiten_advantages must be a bool, got {self.whiten_advantages!r}")
+
+        if not isinstance(self.estimator, AdvantageEstimator):
+            from navrl.rl.advantages import registered_estimators  # only for extension names
+
+            if str(self.estimator) not in registered_estimators():
+                raise ConfigError(
+                    f"unknown estimator {self.estimator!r}; known: {registered_estimators()}"
+                )
+        elif self.estimator in (AdvantageEstimator.GRPO, AdvantageEstimator.GIGPO) and self.rollouts_per_task < 2:
+            raise ConfigError(f"{self.estimator} compares sibling rollouts: rollouts_per_task must be >= 2")
+        return self
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict (estimator as its string), e.g. for YAML or run metadata."""
+        out = asdict(self)
+        out["estimator"] = str(self.estimator)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TrainConfig:
+        """Build and validate from a plain dict.
+
+        Raises:
+            ConfigError: unknown keys or invalid values.
+        """
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ConfigError(f"unknown TrainConfig fields: {unknown}")
+        return cls(**data).validate()
+
+    @classmethod
+    def field_docs(cls) -> dict[str, str]:
+        """Field name -> its attribute docstring (for --help texts and generated docs)."""
+        return dict(_attribute_docstrings(cls))
+
+
+@lru_cache(maxsize=None)
+def _attribute_docstrings(cls: type) -> tuple[tuple[str, str], ...]:
+    """(name, docstring) pairs of the string literals written right under annotated fields."""
+    try:
+        source = textwrap.dedent(inspect.getsource(cls))
+    except (OSError, TypeError):  # no source (frozen app, REPL): no docs rather than a crash
+        return ()
+    body = ast.parse(source).body[0].body  # type: ignore[attr-defined]
+    docs: list[tuple[str, str]] = []
+    for node, nxt in zip(body, body[1:]):
+        if (
+            isinstance(node, ast.AnnAssign)
+            and isinstance(node.target, ast.Name)
+            and isinstance(nxt, ast.Expr)
+            and isinstance(nxt.value, ast.Constant)
+            and isinstance(nxt.value.value, str)
+        ):
+            docs.append((node.target.id, inspect.cleandoc(nxt.value.value)))
+    return tuple(docs)
