@@ -144,7 +144,7 @@ def tap(ev: Ev, label: str, why: str = "") -> ExpertStep:
     s = scroll_to(ev, label)
     if s is not None:
         return s
-    raise ExpertStuck(f"{label!r} is not reachable on {ev.where()}")
+    raise ExpertStuck(f"{label!r} is not reachable; {ev.where()}")
 
 
 def scroll_to(ev: Ev, label: str) -> ExpertStep | None:
@@ -153,9 +153,9 @@ def scroll_to(ev: Ev, label: str) -> ExpertStep | None:
         if i is None:
             continue
         if i > region.last_visible:
-            return step_swipe(ev, "up", f"{_q(label)} is further down the list, so I scroll.")
+            return step_swipe(ev, "up", f"What I need ({label}) is further down the list, so I scroll.")
         if i < region.first_visible:
-            return step_swipe(ev, "down", f"{_q(label)} is further up the list, so I scroll back.")
+            return step_swipe(ev, "down", f"What I need ({label}) is further up the list, so I scroll back.")
     return None
 
 

@@ -133,7 +133,7 @@ def _draw(d: ImageDraw.ImageDraw, e: Element, accent: str, img: Image.Image) -> 
                             outline=accent if e.focused else "#d0d0d0", width=2 if e.focused else 1)
         val = e.value or ""
         if e.data.get("secure") and val:
-            val = "•" * len(val)
+            val = "*" * len(val)
         txt, col = (val, "#111111") if val else (e.data.get("placeholder", ""), "#999999")
         f = font(14)
         shown = _fit(d, txt, f, x1 - x0 - 24)

@@ -116,7 +116,7 @@ class Shop(App):
                 ctx.emit("order_placed", order=order)
                 ctx.show("placed", id=order["id"])
             return View("Checkout", [Text("Ship to", "caption"), Text(d["address"]),
-                                     Text("Pay with", "caption"), Text("Visa •••• 4242"),
+                                     Text("Pay with", "caption"), Text("Visa **** 4242"),
                                      Text(f"Total {money(total)}", "title"),
                                      Button("Place Order", place, enabled=bool(d["bag"]))])
         raise KeyError(screen)

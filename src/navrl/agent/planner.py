@@ -1,0 +1,83 @@
+"""The Planner interface and the two built-in non-learning planners (expert, random)."""
+from __future__ import annotations
+
+import abc
+import random
+from dataclasses import dataclass, field
+
+from navrl.observation import Observation
+from navrl.tasks.expert import Memory, expert_step
+from navrl.tasks.spec import TaskSpec
+
+
+@dataclass
+class PlannerContext:
+    """Everything the planner may read at one step (DESIGN.md §3)."""
+
+    task: TaskSpec
+    obs: Observation
+    history: list[tuple[str, str]] = field(default_factory=list)   # (reasoning, step) of earlier steps
+    remaining: str = ""                                             # the remaining plan written last step
+    answers: list[tuple[str, str]] = field(default_factory=list)    # (question, user answer)
+    device: object | None = None   # the live device; only privileged planners (the expert) read it
+
+
+@dataclass
+class PlannerOutput:
+    text: str
+    token_ids: list[int] | None = None
+    logprobs: list[float] | None = None
+    value: float | None = None
+    prompt: str | None = None
+    usage: dict = field(default_factory=dict)
+
+
+class Planner(abc.ABC):
+    """Batched: one output per context."""
+
+    name = "planner"
+
+    @abc.abstractmethod
+    def plan(self, contexts: list[PlannerContext]) -> list[PlannerOutput]: ...
+
+
+class ExpertPlanner(Planner):
+    """The phone world's scripted expert, speaking the planner protocol (privileged: reads the device)."""
+
+    name = "expert"
+
+    def plan(self, contexts: list[PlannerContext]) -> list[PlannerOutput]:
+        out = []
+        for c in contexts:
+            if c.device is None:
+                raise ValueError("the expert planner needs the phone-world device in the context")
+            s = expert_step(c.task, c.device, Memory(list(c.answers)))
+            out.append(PlannerOutput(s.text()))
+        return out
+
+
+class RandomPlanner(Planner):
+    """Taps, swipes and types at random among what is on screen; completes rarely."""
+
+    name = "random"
+
+    def __init__(self, seed: int = 0):
+        self.rng = random.Random(seed)
+
+    def plan(self, contexts: list[PlannerContext]) -> list[PlannerOutput]:
+        out = []
+        for c in contexts:
+            labels = [n.label for n in c.obs.nodes if n.label and n.actions] or ["Search"]
+            r = self.rng.random()
+            if r < 0.7:
+                step = f'Tap "{self.rng.choice(labels)}"'
+            elif r < 0.8:
+                step = f"Swipe {self.rng.choice(['up', 'down'])}"
+            elif r < 0.9:
+                step = f'Type "{self.rng.choice(["hello", "shoes", "Paris", "42"])}"'
+            elif r < 0.97:
+                step = "Go home"
+            else:
+                step = "Complete"
+            out.append(PlannerOutput(f"Reasoning: I try something.\nStep: {step}\nRemaining: unknown"))
+        return out

@@ -1,0 +1,74 @@
+"""Step commands: the structured reading of a plan's ``Step`` line (DESIGN.md §3 forms).
+
+``Tap "Search"`` · ``Long press "Photo 3"`` · ``Type "running shoes"`` · ``Swipe up`` ·
+``Swipe left on "Recipe 2"`` · ``Go home`` · ``Ask user: <question>`` · ``Complete`` ·
+``Complete: <answer>``. Anything else is kind ``unknown``: the grounder cannot act on it.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+QUOTES = {"\u201c": '"', "\u201d": '"', "\u2018": "'", "\u2019": "'", "\u00ab": '"', "\u00bb": '"', "`": '"'}
+
+
+@dataclass(frozen=True)
+class StepCommand:
+    kind: str                 # tap | long_press | type | swipe | home | ask_user | complete | unknown
+    target: str | None = None  # quoted label or description
+    text: str | None = None    # typed text, question or answer
+    direction: str | None = None
+    raw: str = ""
+
+
+def _norm_quotes(s: str) -> str:
+    for a, b in QUOTES.items():
+        s = s.replace(a, b)
+    return s
+
+
+def _quoted(s: str) -> str | None:
+    s = s.strip()
+    m = re.match(r'^"(.*)"$', s, re.S) or re.match(r"^'(.*)'$", s, re.S)
+    if m:
+        return m.group(1)
+    m = re.search(r'"([^"]+)"', s) or re.search(r"'([^']+)'", s)
+    if m:
+        return m.group(1)
+    s = s.strip().rstrip(".")
+    return s or None
+
+
+_SWIPE = re.compile(r"^(?:swipe|scroll)\s+(up|down|left|right)(?:\s+(?:on|over|at)\s+(.+))?$", re.I | re.S)
+
+
+def parse_step(step: str) -> StepCommand:
+    raw = step
+    s = _norm_quotes(step).strip().rstrip(".").strip()
+    low = s.lower()
+    m = re.match(r"^ask(?:\s+the)?\s+user\s*[:,-]?\s*(.*)$", s, re.I | re.S)
+    if m:
+        q = m.group(1).strip().strip('"').strip()
+        return StepCommand("ask_user", text=q or None, raw=raw)
+    m = re.match(r"^(?:complete|done|finish(?:ed)?|task complete)\s*(?:[:,-]\s*(.*))?$", s, re.I | re.S)
+    if m:
+        ans = (m.group(1) or "").strip().strip('"').strip()
+        return StepCommand("complete", text=ans or None, raw=raw)
+    if low in ("go home", "home", "press home", "go to home screen", "go to the home screen", "go back home"):
+        return StepCommand("home", raw=raw)
+    m = _SWIPE.match(s)
+    if m:
+        tgt = _quoted(m.group(2)) if m.group(2) else None
+        return StepCommand("swipe", target=tgt, direction=m.group(1).lower(), raw=raw)
+    m = re.match(r"^(?:long[\s-]?press|press and hold|touch and hold)\s+(?:on\s+)?(.+)$", s, re.I | re.S)
+    if m:
+        return StepCommand("long_press", target=_quoted(m.group(1)), raw=raw)
+    m = re.match(r"^type\s+(.+?)(?:\s+(?:into|in)\s+(?:the\s+)?\"([^\"]+)\"(?:\s+field)?)?$", s, re.I | re.S)
+    if m:
+        body = m.group(1).strip()
+        text = body[1:-1] if len(body) >= 2 and body[0] == body[-1] and body[0] in "\"'" else _quoted(body)
+        return StepCommand("type", target=m.group(2), text=text, raw=raw)
+    m = re.match(r"^(?:tap|click|press|select|open|choose)\s+(?:on\s+)?(?:the\s+)?(.+)$", s, re.I | re.S)
+    if m:
+        return StepCommand("tap", target=_quoted(m.group(1)), raw=raw)
+    return StepCommand("unknown", raw=raw)

@@ -1,0 +1,3 @@
+from navrl.cli.main import main
+
+raise SystemExit(main())

@@ -1,0 +1,73 @@
+"""Judge interfaces and the records they read."""
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass, field
+
+from navrl.actions import Action
+from navrl.agent.plan import Plan
+from navrl.observation import Observation
+from navrl.tasks.expert import Memory
+from navrl.tasks.spec import TaskSpec
+from navrl.judge.verdicts import AskVerdict, EndReason, StepVerdict, TerminalVerdict
+
+
+class JudgeUnavailable(RuntimeError):
+    """A judge that stays unreachable after retries: the trajectory becomes invalid."""
+
+    reason = "judge_unavailable"
+
+
+@dataclass(frozen=True)
+class PastStep:
+    """What judges need to know of an earlier step."""
+    step: str
+    action: str | None        # Action.to_text(), None when nothing was executed
+    screen_hash: str          # hash of the before-screen's UI tree
+    verdict: str | None
+
+
+@dataclass
+class StepContext:
+    task: TaskSpec
+    before: Observation
+    after: Observation | None
+    plan: Plan
+    action: Action | None     # None: the step could not be grounded
+    history: list[PastStep]
+    memory: Memory
+    screen_hash: str
+    device_before: object | None = None   # backend snapshot (the oracle replays from it)
+    device_after: object | None = None
+
+
+@dataclass
+class TerminalContext:
+    task: TaskSpec
+    end: EndReason
+    answer: str | None
+    last_screens: list[Observation]       # the last 3
+    history: list[PastStep]
+    device_final: object | None = None
+
+
+@dataclass
+class Judgement:
+    verdict: StepVerdict | AskVerdict | TerminalVerdict
+    reason: str = ""
+    info: dict = field(default_factory=dict)
+
+
+class StepJudge(abc.ABC):
+    @abc.abstractmethod
+    def judge_step(self, ctx: StepContext) -> Judgement: ...
+
+
+class AskJudge(abc.ABC):
+    @abc.abstractmethod
+    def judge_ask(self, ctx: StepContext) -> Judgement: ...
+
+
+class TerminalJudge(abc.ABC):
+    @abc.abstractmethod
+    def judge_terminal(self, ctx: TerminalContext) -> Judgement: ...

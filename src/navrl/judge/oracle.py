@@ -1,0 +1,134 @@
+"""Oracle judges for the phone world, from the tasks' own checks (DESIGN.md §4).
+
+- progress: the expert's remaining-step count went down;
+- hallucination: the reasoning quotes text that is not on the before-screen (nor in the
+  goal, the typed text or the user's answers), or the step targets a label that is not there;
+- repeating an action that already failed on the same screen: fail;
+- anything after the goal is met: overcomplete.
+"""
+from __future__ import annotations
+
+import re
+from collections import OrderedDict
+
+from navrl.device.phone import PhoneWorld
+from navrl.judge.base import AskJudge, Judgement, StepContext, StepJudge, TerminalContext, TerminalJudge
+from navrl.judge.verdicts import AskVerdict, EndReason, StepVerdict, TerminalVerdict
+from navrl.tasks.expert import remaining_steps
+from navrl.tasks.spec import Family, TaskSpec
+from navrl.tasks.user import UNKNOWN, ProfileUser
+
+_QUOTED = re.compile(r'"([^"]{1,80})"')
+
+
+def _norm(s: str) -> str:
+    return " ".join(s.lower().split())
+
+
+class _Worlds:
+    """One scratch PhoneWorld per task, restored from snapshots (building one costs ~1 ms)."""
+
+    def __init__(self, size: int = 256):
+        self.size = size
+        self.cache: OrderedDict[str, PhoneWorld] = OrderedDict()
+
+    def at(self, task: TaskSpec, snapshot: bytes) -> PhoneWorld:
+        w = self.cache.get(task.id)
+        if w is None:
+            w = task.make_device()
+            self.cache[task.id] = w
+            if len(self.cache) > self.size:
+                self.cache.popitem(last=False)
+        self.cache.move_to_end(task.id)
+        w.restore(snapshot)
+        return w
+
+
+class OracleJudge(StepJudge, AskJudge, TerminalJudge):
+    """All three oracle judges in one object (they share the remaining-steps cache)."""
+
+    def __init__(self, cap: int = 60):
+        self.cap = cap
+        self.worlds = _Worlds()
+        self._remaining: OrderedDict[tuple, int] = OrderedDict()
+        self.user = ProfileUser()
+
+    # ------------------------------------------------------------------ helpers
+    def remaining(self, task: TaskSpec, snapshot: bytes, answers: tuple) -> int:
+        key = (task.id, hash(snapshot), answers)
+        r = self._remaining.get(key)
+        if r is None:
+            from navrl.tasks.expert import Memory
+            w = self.worlds.at(task, snapshot)
+            r = remaining_steps(task, w, Memory([("", a) for a in answers]), cap=self.cap)
+            self._remaining[key] = r
+            if len(self._remaining) > 50_000:
+                self._remaining.popitem(last=False)
+        return r
+
+    def goal_met(self, task: TaskSpec, snapshot: bytes) -> bool:
+        if task.family is Family.ANSWER:
+            return False   # an answer task is done only by answering
+        return task.check(self.worlds.at(task, snapshot))
+
+    @staticmethod
+    def hallucinated(ctx: StepContext) -> str | None:
+        screen = {_norm(n.label) for n in ctx.before.nodes if n.label}
+        screen |= {_norm(n.value) for n in ctx.before.nodes if n.value}
+        allowed_text = _norm(ctx.task.goal) + " " + " ".join(_norm(a) for a in ctx.memory.answers())
+        if ctx.action is not None and ctx.action.text:
+            allowed_text += " " + _norm(ctx.action.text)
+        for q in _QUOTED.findall(ctx.plan.reasoning):
+            k = _norm(q)
+            if k and k not in screen and k not in allowed_text:
+                return f"reasoning mentions {q!r}, which is not on the screen"
+        return None
+
+    # ------------------------------------------------------------------ judges
+    def judge_step(self, ctx: StepContext) -> Judgement:
+        task = ctx.task
+        if ctx.device_before is None or ctx.device_after is None:
+            raise ValueError("the oracle judge needs device snapshots (phone world only)")
+        if self.goal_met(task, ctx.device_before):
+            return Judgement(StepVerdict.OVERCOMPLETE, "the task was already done")
+        if ctx.action is None:
+            return Judgement(StepVerdict.FAIL, "the step could not be grounded")
+        act = ctx.action.to_text()
+        for h in ctx.history:
+            if h.action == act and h.screen_hash == ctx.screen_hash and h.verdict == StepVerdict.FAIL.value:
+                return Judgement(StepVerdict.FAIL, "repeats an action that already failed on this screen")
+        answers = tuple(ctx.memory.answers())
+        r0 = self.remaining(task, ctx.device_before, answers)
+        r1 = self.remaining(task, ctx.device_after, answers)
+        info = {"remaining_before": r0, "remaining_after": r1}
+        if r1 >= r0:
+            return Judgement(StepVerdict.FAIL, "no progress", info)
+        h = self.hallucinated(ctx)
+        if h:
+            return Judgement(StepVerdict.FAIL, f"progress, but {h}", info)
+        return Judgement(StepVerdict.SUCCESS, "progress", info)
+
+    def judge_ask(self, ctx: StepContext) -> Judgement:
+        q = ctx.action.text if ctx.action is not None else ""
+        ans = self.user.answer(ctx.task, q or "")
+        if ans == UNKNOWN:
+            return Judgement(AskVerdict.UNJUSTIFIED, "the user has nothing to add for that question")
+        if any(_norm(a) == _norm(ans) for a in ctx.memory.answers()):
+            return Judgement(AskVerdict.UNJUSTIFIED, "already answered")
+        if _norm(ans) in _norm(ctx.task.goal):
+            return Judgement(AskVerdict.UNJUSTIFIED, "the goal already says it")
+        return Judgement(AskVerdict.JUSTIFIED, "the information was missing")
+
+    def judge_terminal(self, ctx: TerminalContext) -> Judgement:
+        if ctx.end is EndReason.INVALID:
+            return Judgement(TerminalVerdict.FAIL, "invalid episode")
+        if ctx.device_final is None:
+            raise ValueError("the oracle judge needs the final device snapshot")
+        w = self.worlds.at(ctx.task, ctx.device_final)
+        if ctx.end is EndReason.COMPLETE:
+            if ctx.task.check(w, ctx.answer):
+                return Judgement(TerminalVerdict.SUCCESS, "done and declared complete")
+            if ctx.task.blocked(w):
+                return Judgement(TerminalVerdict.BLOCKED_COMPLETE, "stopped at an unavoidable wall")
+            return Judgement(TerminalVerdict.FAIL, "completion claimed but the task is not done")
+        return Judgement(TerminalVerdict.FAIL, "step budget exhausted" if ctx.end is EndReason.BUDGET else "failed")

@@ -1,0 +1,76 @@
+"""The reward table of DESIGN.md §4 as one config object."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from navrl.judge.verdicts import AskVerdict, EndReason, StepVerdict, TerminalVerdict
+
+
+@dataclass(frozen=True)
+class RewardConfig:
+    """Rewards per event. ``dense`` rewards are discounted by gamma in the returns;
+    ``terminal`` ones are added undiscounted to every step's return."""
+
+    step_success: float = 1.0
+    """Dense: the step made visible progress with grounded reasoning."""
+    step_fail: float = 0.0
+    """Dense: no progress, a hallucinated reason, or a repeated failed action."""
+    step_overcomplete: float = -2.0
+    """Dense: acting after the task was already done."""
+    ask_justified: float = 1.0
+    """Dense: the asked information really was missing."""
+    ask_unjustified: float = 0.0
+    """Dense: asking for something on screen, in the goal, or already answered."""
+    unparseable: float = -1.0
+    """Empty or unparseable planner output: terminal scale, charged at that step."""
+    done_complete: float = 2.0
+    """Terminal: the task is done and declared complete."""
+    blocked_complete: float = 0.5
+    """Terminal: everything right until an unavoidable wall, then complete."""
+    budget_exhausted: float = -0.75
+    """Terminal: the step budget ran out."""
+    false_complete: float = -1.0
+    """Terminal: completion claimed but the task is not done."""
+    other_failure: float = 0.0
+    """Terminal: any other failure."""
+    discount_dense: bool = True
+    """False for the ``cautionary`` preset: no discount at all (gamma forced to 1)."""
+
+    def step(self, v: StepVerdict) -> float:
+        return {StepVerdict.SUCCESS: self.step_success, StepVerdict.FAIL: self.step_fail,
+                StepVerdict.OVERCOMPLETE: self.step_overcomplete}[v]
+
+    def ask(self, v: AskVerdict) -> float:
+        return self.ask_justified if v is AskVerdict.JUSTIFIED else self.ask_unjustified
+
+    def terminal(self, v: TerminalVerdict, end: EndReason) -> float:
+        if end is EndReason.INVALID:
+            return 0.0
+        if v is TerminalVerdict.SUCCESS:
+            return self.done_complete
+        if v is TerminalVerdict.BLOCKED_COMPLETE:
+            return self.blocked_complete
+        if end is EndReason.BUDGET:
+            return self.budget_exhausted
+        if end is EndReason.COMPLETE:
+            return self.false_complete
+        return self.other_failure
+
+
+DEFAULT_REWARDS = RewardConfig()
+
+CAUTIONARY_REWARDS = RewardConfig(step_success=1.0, step_fail=0.0, step_overcomplete=0.0, ask_justified=1.0,
+                                  ask_unjustified=0.0, unparseable=0.0, done_complete=10.0, blocked_complete=0.0,
+                                  budget_exhausted=0.0, false_complete=0.0, other_failure=0.0,
+                                  discount_dense=False)
+"""The paper's cautionary GRPO reward: +1 per good step, +10 for a finish, nothing
+negative, no discount. It taught the agent to prolong episodes."""
+
+REWARD_PRESETS = {"default": DEFAULT_REWARDS, "cautionary": CAUTIONARY_REWARDS}
+
+
+def reward_preset(name: str) -> RewardConfig:
+    try:
+        return REWARD_PRESETS[name]
+    except KeyError:
+        raise ValueError(f"unknown reward preset {name!r}; choose from {sorted(REWARD_PRESETS)}") from None

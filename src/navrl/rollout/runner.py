@@ -1,0 +1,216 @@
+"""The batched episode runner (DESIGN.md §1): plan, ground, act, judge, for many episodes at once.
+
+Planner calls are batched across all live episodes. Infrastructure failures
+(DeviceError, JudgeUnavailable) end an episode as ``valid=False`` with its reason; no
+reward touches it.
+"""
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+from navrl.actions import ActionError, ActionKind
+from navrl.agent.grounders.base import Grounder, GroundingError
+from navrl.agent.plan import UNPARSEABLE, parse_plan
+from navrl.agent.planner import Planner, PlannerContext
+from navrl.device.base import Device, DeviceError
+from navrl.judge.base import (AskJudge, JudgeUnavailable, PastStep, StepContext, StepJudge, TerminalContext,
+                              TerminalJudge)
+from navrl.judge.rewards import DEFAULT_REWARDS, RewardConfig
+from navrl.judge.verdicts import AskVerdict, EndReason, StepVerdict, TerminalVerdict
+from navrl.observation import Observation
+from navrl.rollout.records import Step, Trajectory
+from navrl.tasks.expert import Memory
+from navrl.tasks.spec import TaskSpec
+from navrl.tasks.user import ProfileUser
+
+
+def ui_hash(obs: Observation) -> str:
+    h = hashlib.blake2b(digest_size=8)
+    h.update((obs.app or "").encode())
+    for n in obs.nodes:
+        h.update(f"{n.role}|{n.label}|{n.value}|{n.focused}|{n.bounds}".encode())
+    return h.hexdigest()
+
+
+@dataclass
+class RunnerConfig:
+    record_frames: bool = False
+    """Keep a PNG of every screen (for filmstrips and replay)."""
+    phash: bool = False
+    """Compute the 64-bit perceptual hash of every before-screen (GiGPPO needs it)."""
+    max_steps: int | None = None
+    """Override every task's step budget."""
+
+
+class _Episode:
+    def __init__(self, task: TaskSpec, device: Device, group: int):
+        self.task, self.device = task, device
+        self.traj = Trajectory(task=task.to_dict(), group=group)
+        self.memory = Memory()
+        self.history: list[PastStep] = []
+        self.plans: list[tuple[str, str]] = []
+        self.remaining = ""
+        self.screens: list[Observation] = []
+        self.seen: set[tuple[str, str]] = set()
+        self.done = False
+        self.obs: Observation | None = None
+        self.snap: object | None = None
+
+
+class EpisodeRunner:
+    def __init__(self, planner: Planner, grounder: Grounder, step_judge: StepJudge, ask_judge: AskJudge,
+                 terminal_judge: TerminalJudge, user: ProfileUser | None = None,
+                 rewards: RewardConfig = DEFAULT_REWARDS, config: RunnerConfig | None = None):
+        self.planner, self.grounder = planner, grounder
+        self.step_judge, self.ask_judge, self.terminal_judge = step_judge, ask_judge, terminal_judge
+        self.user = user or ProfileUser()
+        self.rewards = rewards
+        self.cfg = config or RunnerConfig()
+        self.timings = {"device": 0.0, "planner": 0.0, "grounder": 0.0, "judge": 0.0, "total": 0.0}
+
+    def run(self, tasks: list[TaskSpec], devices: list[Device] | None = None, groups: list[int] | None = None,
+            on_step: Callable[[int], None] | None = None) -> list[Trajectory]:
+        t_start = time.perf_counter()
+        tm = self.timings
+        eps: list[_Episode] = []
+        for i, task in enumerate(tasks):
+            t0 = time.perf_counter()
+            dev = devices[i] if devices is not None else task.make_device()
+            ep = _Episode(task, dev, groups[i] if groups is not None else i)
+            try:
+                ep.obs = dev.observe()
+                ep.snap = self._snap(dev)
+            except DeviceError as e:
+                self._invalidate(ep, e.reason)
+            tm["device"] += time.perf_counter() - t0
+            eps.append(ep)
+        while True:
+            live = [ep for ep in eps if not ep.done]
+            if not live:
+                break
+            ctxs = [PlannerContext(ep.task, ep.obs, list(ep.plans), ep.remaining, list(ep.memory.qa), ep.device)
+                    for ep in live]
+            t0 = time.perf_counter()
+            outs = self.planner.plan(ctxs)
+            tm["planner"] += time.perf_counter() - t0
+            for ep, out in zip(live, outs):
+                try:
+                    self._advance(ep, out)
+                except DeviceError as e:
+                    self._invalidate(ep, e.reason)
+                except JudgeUnavailable:
+                    self._invalidate(ep, JudgeUnavailable.reason)
+                if on_step is not None:
+                    on_step(1)
+        tm["total"] += time.perf_counter() - t_start
+        return [ep.traj for ep in eps]
+
+    # ------------------------------------------------------------------ one step
+    def _snap(self, dev: Device) -> object | None:
+        return dev.snapshot() if self._wants_snapshots() else None
+
+    def _wants_snapshots(self) -> bool:
+        from navrl.judge.oracle import OracleJudge
+        return any(isinstance(j, OracleJudge) for j in (self.step_judge, self.terminal_judge))
+
+    def _advance(self, ep: _Episode, out) -> None:
+        tm = self.timings
+        task, dev, obs = ep.task, ep.device, ep.obs
+        assert obs is not None
+        t = len(ep.traj.steps)
+        shash = ui_hash(obs)
+        st = Step(t=t, output=out.text, parsed=False, screen_hash=shash, ui_text=obs.ui_text(), prompt=out.prompt,
+                  token_ids=out.token_ids, logprobs=out.logprobs, value=out.value, usage=dict(out.usage))
+        if self.cfg.record_frames:
+            ep.traj.frames.append(obs.png)
+        if self.cfg.phash:
+            from navrl.rl.gigppo import phash64
+            st.phash = phash64(obs.screenshot)
+        ep.traj.steps.append(st)
+        ep.screens = (ep.screens + [obs])[-3:]
+        plan = parse_plan(out.text)
+        budget = self.cfg.max_steps or task.max_steps
+        if plan is UNPARSEABLE:
+            st.kind, st.reward, st.verdict = "unparseable", self.rewards.unparseable, StepVerdict.FAIL.value
+            st.judge_reason = "empty or unparseable planner output"
+            ep.history.append(PastStep("", None, shash, st.verdict))
+            return self._maybe_budget(ep, budget)
+        st.parsed, st.reasoning, st.step, st.remaining = True, plan.reasoning, plan.step, plan.remaining
+        ep.plans.append((plan.reasoning, plan.step))
+        ep.remaining = plan.remaining
+        t0 = time.perf_counter()
+        try:
+            action = self.grounder.ground(plan.step, obs)
+            action.validate(obs.screen_size)
+        except (GroundingError, ActionError) as e:
+            action = None
+            st.judge_reason = f"grounding failed: {e}"
+        tm["grounder"] += time.perf_counter() - t0
+        before_snap = ep.snap
+        if action is not None and action.kind is ActionKind.COMPLETE:
+            st.kind, st.action = "complete", action.to_text()
+            ep.traj.answer = action.text
+            return self._finish(ep, EndReason.COMPLETE)
+        if action is not None and action.kind is ActionKind.ASK_USER:
+            st.kind, st.action = "ask_user", action.to_text()
+            ans = self.user.answer(task, action.text)
+            st.user_answer = ans
+            ctx = StepContext(task, obs, obs, plan, action, list(ep.history), ep.memory, shash, before_snap, before_snap)
+            t0 = time.perf_counter()
+            j = self.ask_judge.judge_ask(ctx)
+            tm["judge"] += time.perf_counter() - t0
+            st.verdict, st.reward, st.judge_reason = j.verdict.value, self.rewards.ask(j.verdict), j.reason
+            ep.memory.qa.append((action.text, ans))
+            ep.history.append(PastStep(plan.step, st.action, shash, st.verdict))
+            return self._maybe_budget(ep, budget)
+        after = obs
+        if action is None:
+            st.kind = "ungrounded"
+        else:
+            st.action = action.to_text()
+            key = (shash, st.action)
+            if key in ep.seen:
+                ep.traj.loops += 1
+            ep.seen.add(key)
+            t0 = time.perf_counter()
+            dev.act(action)
+            after = dev.observe()
+            ep.snap = self._snap(dev)
+            tm["device"] += time.perf_counter() - t0
+        ctx = StepContext(task, obs, after, plan, action, list(ep.history), ep.memory, shash, before_snap, ep.snap)
+        t0 = time.perf_counter()
+        j = self.step_judge.judge_step(ctx)
+        tm["judge"] += time.perf_counter() - t0
+        st.verdict, st.judge_reason = j.verdict.value, (st.judge_reason + "; " if st.judge_reason else "") + j.reason
+        st.reward = self.rewards.step(j.verdict)
+        ep.history.append(PastStep(plan.step, st.action, shash, st.verdict))
+        ep.obs = after
+        self._maybe_budget(ep, budget)
+
+    def _maybe_budget(self, ep: _Episode, budget: int) -> None:
+        if len(ep.traj.steps) >= budget and not ep.done:
+            self._finish(ep, EndReason.BUDGET)
+
+    def _finish(self, ep: _Episode, end: EndReason) -> None:
+        ep.traj.end = end.value
+        if self.cfg.record_frames and ep.obs is not None:
+            ep.traj.frames.append(ep.obs.png)
+        ctx = TerminalContext(ep.task, end, ep.traj.answer, ep.screens, list(ep.history), ep.snap)
+        t0 = time.perf_counter()
+        j = self.terminal_judge.judge_terminal(ctx)
+        self.timings["judge"] += time.perf_counter() - t0
+        ep.traj.terminal_verdict, ep.traj.terminal_reason = j.verdict.value, j.reason
+        ep.traj.terminal_reward = self.rewards.terminal(j.verdict, end)
+        ep.traj.success = j.verdict is TerminalVerdict.SUCCESS
+        ep.done = True
+
+    def _invalidate(self, ep: _Episode, reason: str) -> None:
+        tr = ep.traj
+        tr.valid, tr.invalid_reason, tr.end = False, reason, EndReason.INVALID.value
+        tr.terminal_reward, tr.success = 0.0, False
+        for s in tr.steps:
+            s.reward = 0.0
+        ep.done = True
