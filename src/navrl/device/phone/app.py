@@ -79,18 +79,18 @@ class Ctx:
         return self.world.skin.label(key)
 
     # -- navigation ----------------------------------------------------------------------
-    def push(self, screen: str, **params: Any) -> None:
+    def push(self, screen: str, /, **params: Any) -> None:
         self.world._push(self.app.name, screen, params)
 
     def pop(self) -> None:
         self.world._pop(self.app.name)
 
-    def reset(self, screen: str, **params: Any) -> None:
+    def reset(self, screen: str, /, **params: Any) -> None:
         """Replace the whole stack (tab switch, or 'done' flows returning to a root)."""
         self.world._reset_stack(self.app.name, screen, params)
 
-    def open_app(self, name: str, screen: str | None = None, **params: Any) -> None:
-        self.world._open_app(name, screen, params)
+    def open_app(self, app: str, screen: str | None = None, /, **params: Any) -> None:
+        self.world._open_app(app, screen, params)
 
     # -- text fields -----------------------------------------------------------------------
     def key(self, key: str, screen: str | None = None) -> str:
@@ -103,7 +103,7 @@ class Ctx:
         self.world.state.fields[self.key(key, screen)] = value
 
     # -- overlays, messages, events ------------------------------------------------------------
-    def show(self, oid: str, **params: Any) -> None:
+    def show(self, oid: str, /, **params: Any) -> None:
         self.world.state.overlay = {"owner": self.app.name, "id": oid, "params": params}
 
     def dismiss(self) -> None:

