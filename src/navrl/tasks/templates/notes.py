@@ -74,7 +74,7 @@ def open_note(ev: Ev, title: str) -> ExpertStep | None:
     """Navigate to the note titled ``title``; None once it is on screen."""
     n = note_by_title(ev.state, title)
     if n is None:
-        return None
+        return step_complete(ev, f"The note {title} no longer exists, so I can't go on.")
     if own_overlay(ev, N):
         return cancel_overlay(ev)
     if ev.state.fg == N and ev.screen() == ("note", {"id": n["id"]}):
@@ -188,6 +188,8 @@ class NotesDelete(Template):
 
         def act(ev):
             n = note_by_title(ev.state, t)
+            if n is None:
+                return step_complete(ev, "The note is gone but other notes were deleted too; I can't undo that.")
             ov = own_overlay(ev, N)
             if ov is not None:
                 if ov["params"].get("id") == n["id"]:
