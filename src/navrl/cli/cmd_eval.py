@@ -1,0 +1,47 @@
+"""``navrl eval``: an agent on a suite, with a progress bar and a summary line."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from navrl.cli.common import AGENTS, CLIError, make_planner
+
+
+def register(sub) -> None:
+    e = sub.add_parser("eval", help="evaluate an agent on a suite")
+    e.add_argument("--agent", default="expert", choices=AGENTS)
+    e.add_argument("--suite", default="test-ios", choices=["train", "test-ios", "test-android", "test-unseen"])
+    e.add_argument("-n", "--episodes", type=int, default=None, help="episodes (default: two per template)")
+    e.add_argument("--seed", type=int, default=0)
+    e.add_argument("--batch", type=int, default=64, help="episodes run side by side")
+    e.add_argument("--out", default=None, help="where trajectories and results.json go (default runs/eval-<suite>)")
+    e.add_argument("--frames", action="store_true", help="also save PNG frames")
+    e.set_defaults(fn=run)
+
+
+def run(args) -> int:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from navrl.eval.evaluate import evaluate
+    from navrl.fileio import atomic_write_text
+    from navrl.rollout.storage import save_trajectories
+    from navrl.tasks.suites import suite_tasks
+    if args.episodes is not None and args.episodes <= 0:
+        raise CLIError("--episodes must be positive")
+    if args.batch <= 0:
+        raise CLIError("--batch must be positive")
+    planner = make_planner(args.agent, args.seed)
+    tasks = suite_tasks(args.suite, args.episodes, seed=args.seed)
+    total_steps = sum(t.max_steps for t in tasks)
+    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TextColumn("steps (upper bound)"), TimeElapsedColumn()) as prog:
+        bar = prog.add_task(f"{args.agent} on {args.suite}", total=total_steps)
+        res = evaluate(planner, args.suite, tasks=tasks, batch_size=args.batch, record_frames=args.frames,
+                       progress=lambda k: prog.advance(bar, k))
+        prog.update(bar, completed=total_steps)
+    out = Path(args.out or f"runs/eval-{args.suite}")
+    save_trajectories(res.trajectories, out, frames=args.frames)
+    atomic_write_text(out / "results.json", json.dumps(res.to_dict(), indent=2))
+    print(res.summary())
+    print(f"trajectories: {out / 'trajectories.jsonl'}")
+    return 0

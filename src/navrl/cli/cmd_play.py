@@ -1,0 +1,70 @@
+"""``navrl play``: one task, one agent; PNG frames, a trajectory and a filmstrip."""
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+from navrl.cli.common import AGENTS, make_planner, task_from_args
+
+
+def register(sub) -> None:
+    pl = sub.add_parser("play", help="run one task with an agent; save frames and a filmstrip")
+    g = pl.add_mutually_exclusive_group()
+    g.add_argument("--task", help="TEMPLATE[:SEED] (see `navrl tasks`)")
+    g.add_argument("--suite", default="test-ios", help="take instance --index of this suite")
+    pl.add_argument("--index", type=int, default=0, help="instance index within --suite")
+    pl.add_argument("--agent", default="expert", choices=AGENTS)
+    pl.add_argument("--skin", choices=["ios", "android"])
+    pl.add_argument("--no-perturb", action="store_true", help="clean world: no pop-ups, shuffles or loading")
+    pl.add_argument("--seed", type=int, default=0, help="agent seed (random agent)")
+    pl.add_argument("--out", default="runs/play")
+    pl.set_defaults(fn=run)
+
+
+def filmstrip_of(tr, title: str):
+    """A filmstrip image of a trajectory that recorded frames."""
+    from PIL import Image
+
+    from navrl.actions import Action
+    from navrl.report.filmstrip import Frame, filmstrip
+    frames = []
+    for i, png in enumerate(tr.frames):
+        img = Image.open(io.BytesIO(png)).convert("RGB")
+        if i < len(tr.steps):
+            s = tr.steps[i]
+            act = Action.from_text(s.action) if s.action and s.kind == "device" else None
+            frames.append(Frame(img, s.step or "(unparseable)", act, s.verdict))
+        else:
+            end = f"END: {tr.terminal_verdict}" + (f" ({tr.answer})" if tr.answer else "")
+            frames.append(Frame(img, end, None, "success" if tr.success else "fail"))
+    return filmstrip(frames, title)
+
+
+def play_episode(task, planner, out: Path, quiet: bool = False) -> Path:
+    """Run one episode, save frames, trajectory and a filmstrip; return the filmstrip path."""
+    from navrl.agent.grounders.accessibility import AccessibilityGrounder
+    from navrl.fileio import save_image
+    from navrl.judge.oracle import OracleJudge
+    from navrl.rollout.runner import EpisodeRunner, RunnerConfig
+    from navrl.rollout.storage import save_trajectories
+    judge = OracleJudge()
+    runner = EpisodeRunner(planner, AccessibilityGrounder(), judge, judge, judge,
+                           config=RunnerConfig(record_frames=True))
+    tr = runner.run([task])[0]
+    save_trajectories([tr], out)
+    title = f"[{planner.name}] {task.goal}  -  {tr.terminal_verdict}, return {tr.total_reward:+.2f}"
+    path = save_image(out / "filmstrip.png", filmstrip_of(tr, title))
+    if not quiet:
+        print(f"task: {task.id}\ngoal: {task.goal}")
+        for s in tr.steps:
+            print(f"  {s.t + 1:2d}. {(s.step or '(unparseable)')[:60]:60s} {s.verdict or '':12s} {s.reward:+.2f}")
+        print(f"end: {tr.end} · terminal: {tr.terminal_verdict} ({tr.terminal_reward:+.2f}) · valid: {tr.valid}"
+              + (f" ({tr.invalid_reason})" if not tr.valid else ""))
+    return path
+
+
+def run(args) -> int:
+    task = task_from_args(args)
+    path = play_episode(task, make_planner(args.agent, args.seed), Path(args.out))
+    print(f"filmstrip: {path}")
+    return 0
