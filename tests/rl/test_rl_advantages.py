@@ -78,7 +78,9 @@ class PyBatch:
         )
 
 
-def random_batch(rng: random.Random, B: int | None = None, T: int | None = None, p_invalid: float = 0.2) -> PyBatch:
+def random_batch(
+    rng: random.Random, B: int | None = None, T: int | None = None, p_invalid: float = 0.2
+) -> PyBatch:
     B = B or rng.randint(1, 14)
     T = T or rng.randint(1, 9)
     rewards, terminal, values, keys, valid, groups = [], [], [], [], [], []
@@ -108,8 +110,8 @@ def ref_whiten(xs: list[float], eps: float = 1e-8) -> list[float]:
 
 def ref_grpo(scores: list[float], groups: list[int], valid: list[bool], eps: float = 1e-6) -> list[float]:
     out = []
-    for s, g, ok in zip(scores, groups, valid):
-        sib = [s2 for s2, g2, ok2 in zip(scores, groups, valid) if ok2 and g2 == g]
+    for s, g, ok in zip(scores, groups, valid, strict=True):
+        sib = [s2 for s2, g2, ok2 in zip(scores, groups, valid, strict=True) if ok2 and g2 == g]
         if not ok or len(sib) < 2:
             out.append(0.0)
         else:
@@ -117,7 +119,9 @@ def ref_grpo(scores: list[float], groups: list[int], valid: list[bool], eps: flo
     return out
 
 
-def ref_estimator(name: AdvantageEstimator, pb: PyBatch, gamma: float, w: float, whiten: bool) -> list[list[float]]:
+def ref_estimator(
+    name: AdvantageEstimator, pb: PyBatch, gamma: float, w: float, whiten: bool
+) -> list[list[float]]:
     """Slow per-step reference of every estimator; rows of invalid trajectories are all 0."""
     B = len(pb.rewards)
     rew = [[0.0] * len(r) for r in pb.rewards] if name == AdvantageEstimator.PPO_TERMINAL_ONLY else pb.rewards
@@ -132,7 +136,7 @@ def ref_estimator(name: AdvantageEstimator, pb: PyBatch, gamma: float, w: float,
                     where.append((b, t))
         if whiten:
             flat = ref_whiten(flat)
-        for (b, t), a in zip(where, flat):
+        for (b, t), a in zip(where, flat, strict=True):
             out[b][t] = a
         return out
     scores = [sum(pb.rewards[b]) + pb.terminal[b] for b in range(B)]
@@ -161,7 +165,9 @@ def ref_estimator(name: AdvantageEstimator, pb: PyBatch, gamma: float, w: float,
 
 def test_hand_computed_returns_success_fail_success_terminal_2():
     # verdicts success / fail / success -> dense 1, 0, 1; task done and declared: +2
-    G = discounted_returns(torch.tensor([[1.0, 0.0, 1.0]]), torch.tensor([2.0]), torch.ones(1, 3, dtype=torch.bool), 0.5)
+    G = discounted_returns(
+        torch.tensor([[1.0, 0.0, 1.0]]), torch.tensor([2.0]), torch.ones(1, 3, dtype=torch.bool), 0.5
+    )
     expected = [1 + 0 + 0.25 + 2, 0 + 0.5 + 2, 1 + 2]
     assert G.tolist() == [expected]  # exact in binary floating point
     assert expected == [3.25, 2.5, 3.0]
@@ -182,7 +188,9 @@ def test_gamma_one_without_dense_rewards_is_terminal_broadcast():
 
 
 def test_gamma_zero_keeps_only_the_own_reward():
-    G = discounted_returns(torch.tensor([[1.0, -2.0, 1.0]]), torch.tensor([0.5]), torch.ones(1, 3, dtype=torch.bool), 0.0)
+    G = discounted_returns(
+        torch.tensor([[1.0, -2.0, 1.0]]), torch.tensor([0.5]), torch.ones(1, 3, dtype=torch.bool), 0.0
+    )
     assert G.tolist() == [[1.5, -1.5, 1.5]]
 
 
@@ -190,7 +198,9 @@ def test_long_episode_float32_matches_float64_reference():
     # 30 steps with gamma 0.5: the matmul formulation has no gamma^-t blow-up.
     rng = random.Random(0)
     rewards = [rng.choice([1.0, 0.0, -2.0]) for _ in range(30)]
-    G = discounted_returns(torch.tensor([rewards]), torch.tensor([2.0]), torch.ones(1, 30, dtype=torch.bool), 0.5)
+    G = discounted_returns(
+        torch.tensor([rewards]), torch.tensor([2.0]), torch.ones(1, 30, dtype=torch.bool), 0.5
+    )
     ref = ref_returns(rewards, 2.0, 0.5)
     assert np.allclose(G[0].numpy(), ref, atol=1e-6, rtol=0)
 
@@ -234,8 +244,15 @@ def test_hand_computed_grpo():
 
 
 def test_grpo_identical_scores_give_zero_and_all_invalid_gives_zero():
-    assert grpo_advantages(torch.tensor([2.0, 2.0, 2.0]), torch.zeros(3, dtype=torch.long), torch.ones(3, dtype=torch.bool)).tolist() == [0.0] * 3
-    assert grpo_advantages(torch.tensor([1.0, 2.0]), torch.zeros(2, dtype=torch.long), torch.zeros(2, dtype=torch.bool)).tolist() == [0.0, 0.0]
+    assert (
+        grpo_advantages(
+            torch.tensor([2.0, 2.0, 2.0]), torch.zeros(3, dtype=torch.long), torch.ones(3, dtype=torch.bool)
+        ).tolist()
+        == [0.0] * 3
+    )
+    assert grpo_advantages(
+        torch.tensor([1.0, 2.0]), torch.zeros(2, dtype=torch.long), torch.zeros(2, dtype=torch.bool)
+    ).tolist() == [0.0, 0.0]
 
 
 def test_grpo_estimator_broadcasts_to_every_valid_step():
@@ -296,7 +313,9 @@ def test_vectorised_matches_loop_reference(name, whiten):
         ref = ref_estimator(name, pb, gamma, w, whiten)
         assert np.allclose(out.advantages.numpy(), np.array(ref), atol=1e-9, rtol=1e-9), name
         for b in range(len(pb.rewards)):
-            rew = [0.0] * len(pb.rewards[b]) if name == AdvantageEstimator.PPO_TERMINAL_ONLY else pb.rewards[b]
+            rew = (
+                [0.0] * len(pb.rewards[b]) if name == AdvantageEstimator.PPO_TERMINAL_ONLY else pb.rewards[b]
+            )
             g = ref_returns(rew, pb.terminal[b], gamma) if pb.valid[b] else []
             row = g + [0.0] * (pb.T - len(g))
             assert np.allclose(out.returns[b].numpy(), row, atol=1e-9)
@@ -313,8 +332,13 @@ def test_terminal_only_ignores_dense_rewards():
     pb = random_batch(random.Random(12), B=8, T=6)
     inp = pb.inputs(0.5)
     other = replace(inp, step_rewards=torch.randn_like(inp.step_rewards))
-    assert torch.equal(compute_advantages("ppo_terminal_only", inp).advantages, compute_advantages("ppo_terminal_only", other).advantages)
-    assert not torch.equal(compute_advantages("ppo", inp).advantages, compute_advantages("ppo", other).advantages)
+    assert torch.equal(
+        compute_advantages("ppo_terminal_only", inp).advantages,
+        compute_advantages("ppo_terminal_only", other).advantages,
+    )
+    assert not torch.equal(
+        compute_advantages("ppo", inp).advantages, compute_advantages("ppo", other).advantages
+    )
 
 
 # ----------------------------------------------------------------------------------------
@@ -328,7 +352,7 @@ def _garbage_like(x: torch.Tensor, keep: torch.Tensor, gen: torch.Generator) -> 
         noise = torch.randint(0, 5, x.shape, generator=gen)
     else:
         noise = torch.randn(x.shape, generator=gen, dtype=x.dtype) * 100
-        noise.view(-1)[:: 7] = float("nan")
+        noise.view(-1)[::7] = float("nan")
         noise.view(-1)[3::11] = float("inf")
     return torch.where(keep, x, noise)
 
@@ -369,8 +393,13 @@ def test_appending_20_percent_invalid_trajectories_changes_no_valid_advantage(na
     extra.terminal = [1e3] * 5
     extra.valid = [False] * 5
     both = PyBatch(
-        pb.rewards + extra.rewards, pb.terminal + extra.terminal, pb.values + extra.values,
-        pb.keys + extra.keys, pb.valid + extra.valid, pb.groups + extra.groups, 7,
+        pb.rewards + extra.rewards,
+        pb.terminal + extra.terminal,
+        pb.values + extra.values,
+        pb.keys + extra.keys,
+        pb.valid + extra.valid,
+        pb.groups + extra.groups,
+        7,
     )
     a = compute_advantages(name, pb.inputs(0.5))
     b = compute_advantages(name, both.inputs(0.5))
@@ -388,7 +417,7 @@ def test_whiten_statistics_ignore_masked_entries(xs, extra):
     m = torch.tensor([True] * len(xs) + [False] * len(extra))
     out = masked_whiten(x, m)
     assert np.allclose(out[: len(xs)].numpy(), ref_whiten(xs), atol=1e-9)
-    assert (out[len(xs):] == 0).all()
+    assert (out[len(xs) :] == 0).all()
 
 
 # ----------------------------------------------------------------------------------------
@@ -444,7 +473,13 @@ def test_matches_stable_baselines3_gae_with_gamma_one_lambda_one(dense):
             continue
         rewards, values, starts = _to_sb3_stream(pb, dense)
         sb3_adv, sb3_ret = sb3_compute_returns_and_advantage(
-            rewards, values, starts, last_values=np.array(123.0), dones=np.array(True), gamma=1.0, gae_lambda=1.0
+            rewards,
+            values,
+            starts,
+            last_values=np.array(123.0),
+            dones=np.array(True),
+            gamma=1.0,
+            gae_lambda=1.0,
         )
         raw = compute_advantages(name, pb.inputs(gamma=1.0, whiten=False))
         ours = raw.advantages[pb.inputs(1.0).mask].numpy()  # row-major = stream order
@@ -510,7 +545,9 @@ def test_custom_estimator_registration_and_unknown_name():
 
         @register_estimator(name)
         def constant(inputs: AdvantageInputs) -> AdvantageOutputs:
-            z = torch.where(inputs.mask, torch.ones_like(inputs.step_rewards), torch.zeros_like(inputs.step_rewards))
+            z = torch.where(
+                inputs.mask, torch.ones_like(inputs.step_rewards), torch.zeros_like(inputs.step_rewards)
+            )
             return AdvantageOutputs(z, z)
 
     with pytest.raises(DuplicateEstimatorError):

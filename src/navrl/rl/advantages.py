@@ -229,7 +229,9 @@ def trajectory_scores(step_rewards: Tensor, terminal_rewards: Tensor, step_mask:
 
 
 @torch.no_grad()
-def gigpo_step_advantages(returns: Tensor, state_keys: Tensor, group_ids: Tensor, step_mask: Tensor) -> Tensor:
+def gigpo_step_advantages(
+    returns: Tensor, state_keys: Tensor, group_ids: Tensor, step_mask: Tensor
+) -> Tensor:
     """GiGPO anchor-state step advantage: A_step = G_t - mean of G over its anchor group.
 
     An anchor group is every real step, across the sibling trajectories of one task group,
@@ -261,7 +263,9 @@ def gigpo_step_advantages(returns: Tensor, state_keys: Tensor, group_ids: Tensor
     return out
 
 
-def build_state_keys(per_trajectory_keys: Sequence[Sequence[Hashable]], num_steps: int | None = None) -> Tensor:
+def build_state_keys(
+    per_trajectory_keys: Sequence[Sequence[Hashable]], num_steps: int | None = None
+) -> Tensor:
     """Dense integer ids for hashable per-step state keys, -1 on padding.
 
     Use e.g. ``(phash64(screenshot), ui_text)`` tuples as keys: GiGPO groups steps whose key

@@ -11,7 +11,8 @@ import inspect
 import math
 import textwrap
 from dataclasses import asdict, dataclass, fields
-from functools import lru_cache
+from functools import cache
+from itertools import pairwise
 from typing import Any
 
 from navrl.rl.estimators import AdvantageEstimator
@@ -170,7 +171,9 @@ class TrainConfig:
         if not 0.0 <= real("lam") <= 1.0:
             raise ConfigError(f"lam must be in [0, 1], got {self.lam}")
         if self.lam != 1.0:
-            raise ConfigError("lam != 1 is not supported (needs a dense + terminal two-head critic); use lam=1")
+            raise ConfigError(
+                "lam != 1 is not supported (needs a dense + terminal two-head critic); use lam=1"
+            )
         for name in ("policy_lr", "critic_lr_ratio", "clip_eps"):
             if real(name) <= 0.0:
                 raise ConfigError(f"{name} must be > 0, got {getattr(self, name)}")
@@ -189,10 +192,11 @@ class TrainConfig:
             from navrl.rl.advantages import registered_estimators  # only for extension names
 
             if str(self.estimator) not in registered_estimators():
-                raise ConfigError(
-                    f"unknown estimator {self.estimator!r}; known: {registered_estimators()}"
-                )
-        elif self.estimator in (AdvantageEstimator.GRPO, AdvantageEstimator.GIGPO) and self.rollouts_per_task < 2:
+                raise ConfigError(f"unknown estimator {self.estimator!r}; known: {registered_estimators()}")
+        elif (
+            self.estimator in (AdvantageEstimator.GRPO, AdvantageEstimator.GIGPO)
+            and self.rollouts_per_task < 2
+        ):
             raise ConfigError(f"{self.estimator} compares sibling rollouts: rollouts_per_task must be >= 2")
         return self
 
@@ -221,7 +225,7 @@ class TrainConfig:
         return dict(_attribute_docstrings(cls))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _attribute_docstrings(cls: type) -> tuple[tuple[str, str], ...]:
     """(name, docstring) pairs of the string literals written right under annotated fields."""
     try:
@@ -230,7 +234,7 @@ def _attribute_docstrings(cls: type) -> tuple[tuple[str, str], ...]:
         return ()
     body = ast.parse(source).body[0].body  # type: ignore[attr-defined]
     docs: list[tuple[str, str]] = []
-    for node, nxt in zip(body, body[1:]):
+    for node, nxt in pairwise(body):
         if (
             isinstance(node, ast.AnnAssign)
             and isinstance(node.target, ast.Name)

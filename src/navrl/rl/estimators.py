@@ -35,7 +35,11 @@ class AdvantageEstimator(str, Enum):
     @property
     def uses_critic(self) -> bool:
         """True for the estimators whose advantage is G - V (they need critic values)."""
-        return self in (AdvantageEstimator.PPO, AdvantageEstimator.PPO_TERMINAL_ONLY, AdvantageEstimator.GIGPPO)
+        return self in (
+            AdvantageEstimator.PPO,
+            AdvantageEstimator.PPO_TERMINAL_ONLY,
+            AdvantageEstimator.GIGPPO,
+        )
 
     def __str__(self) -> str:  # "ppo", not "AdvantageEstimator.PPO", in logs and f-strings
         return self.value
