@@ -21,6 +21,9 @@ def own_overlay(ev: Ev, app: str) -> dict | None:
 
 
 def cancel_overlay(ev: Ev, why: str = "This dialog is not what I need; I close it.") -> ExpertStep:
+    for lab in (ev.skin.label("Cancel"), "OK", "Close", "Not Now"):
+        if ev.visible(lab):
+            return step_tap(ev, lab, why)
     return tap(ev, ev.skin.label("Cancel"), why)
 
 
