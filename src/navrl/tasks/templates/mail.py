@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from navrl.device.phone.apps.food import days_ago
 from navrl.device.phone.apps.mail import SEED, add_email, find_email
-from navrl.tasks.expert import (Ev, ExpertStuck, Stage, back, field_value, findable, goto, step_ask, step_complete,
+from navrl.tasks.expert import (Ev, ExpertStuck, Stage, field_value, findable, goto, step_ask, step_complete,
                                 step_tap, tap, type_into)
 from navrl.tasks.spec import Family, Template, register
 
