@@ -1,0 +1,453 @@
+"""One OpenAI-compatible chat client (layer 1: imports nothing from navrl but fileio).
+
+- Any endpoint that speaks ``POST {base_url}/chat/completions`` (OpenAI, vLLM, SGLang,
+  Ollama, LiteLLM, ...). Images go as base64 PNG ``data:`` URLs in standard
+  ``image_url`` content parts, appended in order to the last user message.
+- The API key is read from the environment variable *named* by
+  :attr:`APIConfig.api_key_env`; it is never logged, never part of a repr or str, and
+  never written to a file (the cache stores reply text and token counts only).
+- Timeouts, 408/429, 5xx and connection errors are retried with exponential backoff and
+  seeded jitter; after :attr:`APIConfig.max_retries` retries :class:`APIUnavailable`
+  is raised. Other HTTP errors (400, 401, 403, 404 ...) raise :class:`APIRequestError`
+  at once: retrying would not help.
+- :meth:`ChatClient.chat_json` adds a JSON protocol on top: the reply is parsed and
+  validated, malformed replies are re-asked, and only a validated reply is cached.
+"""
+from __future__ import annotations
+
+import base64
+import io
+import json
+import logging
+import os
+import random
+import re
+import threading
+import time
+from dataclasses import dataclass, field, fields
+from typing import Any, Callable, Mapping, Sequence, TypeVar
+
+from navrl.api.cache import ResponseCache, request_key
+from navrl.api.prices import PriceTable
+
+log = logging.getLogger("navrl.api")
+T = TypeVar("T")
+
+ENV_BASE = "NAVRL_API_BASE"
+ENV_MODEL = "NAVRL_API_MODEL"
+ENV_KEY_ENV = "NAVRL_API_KEY_ENV"
+ENV_CACHE = "NAVRL_API_CACHE"
+ENV_PRICES = "NAVRL_API_PRICES"
+NO_KEY = "EMPTY"
+"""Sent as the key when the key variable is unset (what keyless local servers expect)."""
+
+
+# ---------------------------------------------------------------------- errors
+class APIError(RuntimeError):
+    """Base class of the client's errors."""
+
+
+class APIUnavailable(APIError):
+    """The endpoint stayed unreachable (timeouts, 429, 5xx, connection errors) after all retries."""
+
+    def __init__(self, message: str, attempts: int = 0, last_error: str = ""):
+        super().__init__(message)
+        self.attempts = attempts
+        self.last_error = last_error
+
+
+class APIRequestError(APIError):
+    """The endpoint rejected the request (4xx other than 408/429); not retried."""
+
+    def __init__(self, message: str, status: int | None = None):
+        super().__init__(message)
+        self.status = status
+
+    @property
+    def is_config_error(self) -> bool:
+        """401/403/404: a wrong key, model name or URL, not a passing outage."""
+        return self.status in (401, 403, 404)
+
+
+class MalformedReply(APIError):
+    """The model's reply failed to parse or validate even after re-asking."""
+
+    def __init__(self, message: str, text: str = ""):
+        super().__init__(message)
+        self.text = text
+
+
+# ---------------------------------------------------------------------- config
+@dataclass
+class APIConfig:
+    """Where and how to call an OpenAI-compatible chat endpoint.
+
+    :meth:`from_env` fills it from ``NAVRL_API_BASE``, ``NAVRL_API_MODEL``,
+    ``NAVRL_API_KEY_ENV``, ``NAVRL_API_CACHE`` and ``NAVRL_API_PRICES``.
+    """
+
+    base_url: str | None = None
+    """Endpoint root, e.g. ``https://api.openai.com/v1`` or ``http://localhost:8000/v1``."""
+    model: str | None = None
+    """Model name sent with every request."""
+    api_key_env: str = "OPENAI_API_KEY"
+    """NAME of the environment variable holding the API key (the key itself is never stored here)."""
+    timeout: float = 60.0
+    """Seconds one HTTP request may take before it counts as a timeout (and is retried)."""
+    max_retries: int = 4
+    """Retries after the first attempt on timeouts, 408, 429, 5xx and connection errors."""
+    backoff_base: float = 1.0
+    """Seconds before the first retry; doubled for every further retry."""
+    backoff_max: float = 30.0
+    """Upper bound of one backoff wait (also caps a server's Retry-After)."""
+    jitter: float = 0.25
+    """Each wait is multiplied by ``1 + jitter * u``, u uniform in [0, 1) from a seeded RNG."""
+    seed: int = 0
+    """Seed of the jitter RNG (runs are reproducible)."""
+    temperature: float = 0.0
+    """Default sampling temperature."""
+    max_tokens: int = 1024
+    """Default cap on completion tokens."""
+    max_tokens_param: str = "max_tokens"
+    """Request field for that cap: ``max_tokens`` or ``max_completion_tokens`` (newer OpenAI models)."""
+    cache_dir: str | None = None
+    """Reply cache directory; None: no cache."""
+    prices: PriceTable = field(default_factory=PriceTable)
+    """USD per 1M input/output tokens per model (default entry: zero)."""
+
+    def __post_init__(self) -> None:
+        if self.timeout <= 0:
+            raise ValueError("timeout must be > 0")
+        if self.max_retries < 0:
+            raise ValueError("max_retries must be >= 0")
+        if self.backoff_base < 0 or self.backoff_max < 0 or self.jitter < 0:
+            raise ValueError("backoff_base, backoff_max and jitter must be >= 0")
+        if self.max_tokens_param not in ("max_tokens", "max_completion_tokens"):
+            raise ValueError("max_tokens_param must be 'max_tokens' or 'max_completion_tokens'")
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", self.api_key_env or ""):
+            raise ValueError(f"api_key_env must be an environment variable NAME, got {self.api_key_env!r}")
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> "APIConfig":
+        """Config from the environment; keyword overrides that are not None win."""
+        env = os.environ if env is None else env
+        kw: dict[str, Any] = {}
+        if env.get(ENV_BASE):
+            kw["base_url"] = env[ENV_BASE]
+        if env.get(ENV_MODEL):
+            kw["model"] = env[ENV_MODEL]
+        if env.get(ENV_KEY_ENV):
+            kw["api_key_env"] = env[ENV_KEY_ENV]
+        if env.get(ENV_CACHE):
+            kw["cache_dir"] = env[ENV_CACHE]
+        if env.get(ENV_PRICES):
+            kw["prices"] = PriceTable.from_file(env[ENV_PRICES])
+        names = {f.name for f in fields(cls)}
+        bad = set(overrides) - names
+        if bad:
+            raise TypeError(f"unknown APIConfig fields: {', '.join(sorted(bad))}")
+        kw.update({k: v for k, v in overrides.items() if v is not None})
+        return cls(**kw)
+
+    def require(self) -> "APIConfig":
+        """Raise ValueError unless an endpoint and a model are configured."""
+        missing = [n for n, v in ((ENV_BASE, self.base_url), (ENV_MODEL, self.model)) if not v]
+        if missing:
+            raise ValueError(
+                "no API endpoint configured: set " + " and ".join(missing)
+                + f" (e.g. {ENV_BASE}=https://api.openai.com/v1 {ENV_MODEL}=<model>); the key is read from "
+                f"${self.api_key_env} (change the variable name with {ENV_KEY_ENV})")
+        return self
+
+
+# ---------------------------------------------------------------------- results
+@dataclass
+class ChatResult:
+    text: str
+    usage: dict = field(default_factory=lambda: {"prompt_tokens": 0, "completion_tokens": 0})
+    """Token counts: prompt_tokens, completion_tokens."""
+    cost: float = 0.0
+    """USD of this call (0 for a cache hit)."""
+    model: str = ""
+    cached: bool = False
+    attempts: int = 0
+    """HTTP attempts made (0 for a cache hit)."""
+    finish_reason: str | None = None
+
+    def usage_dict(self) -> dict:
+        """``{prompt_tokens, completion_tokens, cost}`` (what PlannerOutput.usage records)."""
+        return {"prompt_tokens": self.usage.get("prompt_tokens", 0),
+                "completion_tokens": self.usage.get("completion_tokens", 0), "cost": self.cost}
+
+
+# ---------------------------------------------------------------------- helpers
+def image_data_url(image) -> str:
+    """A PIL image as a base64 PNG data URL."""
+    buf = io.BytesIO()
+    im = image if image.mode in ("RGB", "RGBA", "L", "LA", "P", "1") else image.convert("RGB")
+    im.save(buf, format="PNG")
+    return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+_FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.S)
+
+
+def extract_json(text: str) -> Any:
+    """The JSON value in a reply: the whole text, a fenced block, or the first object/array in it."""
+    if text is None or not text.strip():
+        raise ValueError("empty reply")
+    s = text.strip()
+    try:
+        return json.loads(s)
+    except json.JSONDecodeError:
+        pass
+    for m in _FENCE.finditer(s):
+        try:
+            return json.loads(m.group(1).strip())
+        except json.JSONDecodeError:
+            continue
+    dec = json.JSONDecoder()
+    for i, ch in enumerate(s):
+        if ch in "{[":
+            try:
+                return dec.raw_decode(s, i)[0]
+            except json.JSONDecodeError:
+                continue
+    raise ValueError(f"no JSON value in reply: {s[:120]!r}")
+
+
+def _check_messages(messages: Sequence[Mapping[str, Any]]) -> list[dict]:
+    if not messages:
+        raise ValueError("messages must not be empty")
+    out = []
+    for m in messages:
+        if not isinstance(m, Mapping) or m.get("role") not in ("system", "user", "assistant"):
+            raise ValueError(f"each message needs a role of system/user/assistant, got {m!r:.80}")
+        if not isinstance(m.get("content"), str):
+            raise ValueError("message content must be a string (pass images with images=[...])")
+        out.append({"role": m["role"], "content": m["content"]})
+    return out
+
+
+# ---------------------------------------------------------------------- client
+class ChatClient:
+    """Chat completions against :class:`APIConfig`'s endpoint, with retries, costs and a cache.
+
+    Thread-safe: one client may serve several worker threads.
+    """
+
+    def __init__(self, config: APIConfig, *, cache: ResponseCache | None = None,
+                 sleep: Callable[[float], None] = time.sleep):
+        self.config = config.require()
+        self.cache = cache if cache is not None else (ResponseCache(config.cache_dir) if config.cache_dir else None)
+        self._sleep = sleep
+        self._rng = random.Random(config.seed)
+        self._lock = threading.Lock()
+        self._client = None
+        self.totals = {"calls": 0, "cached": 0, "requests": 0, "retries": 0,
+                       "prompt_tokens": 0, "completion_tokens": 0, "cost": 0.0}
+
+    @classmethod
+    def from_env(cls, **overrides: Any) -> "ChatClient":
+        return cls(APIConfig.from_env(**overrides))
+
+    def __repr__(self) -> str:
+        return f"ChatClient(model={self.config.model!r}, base_url={self.config.base_url!r})"
+
+    __str__ = __repr__
+
+    def __getstate__(self):  # never pickle the key (held by the openai client)
+        raise TypeError("ChatClient cannot be pickled; build one per process from its APIConfig")
+
+    @property
+    def model(self) -> str:
+        return str(self.config.model)
+
+    # -- transport ----------------------------------------------------------------------
+    def _key(self) -> str:
+        key = os.environ.get(self.config.api_key_env)
+        if not key:
+            log.warning("$%s is not set; calling %s without an API key", self.config.api_key_env,
+                        self.config.base_url)
+            return NO_KEY
+        return key
+
+    def _openai(self):
+        with self._lock:
+            if self._client is None:
+                import openai
+                self._client = openai.OpenAI(api_key=self._key(), base_url=self.config.base_url,
+                                             timeout=self.config.timeout, max_retries=0)
+            return self._client
+
+    def _scrub(self, text: str) -> str:
+        key = os.environ.get(self.config.api_key_env)
+        s = str(text)
+        if key and len(key) >= 4:
+            s = s.replace(key, "***")
+        return s[:300]
+
+    def _delay(self, retry: int, retry_after: float | None) -> float:
+        c = self.config
+        with self._lock:
+            u = self._rng.random()
+        d = min(c.backoff_max, c.backoff_base * (2 ** retry)) * (1.0 + c.jitter * u)
+        if retry_after is not None and retry_after > 0:
+            d = max(d, min(retry_after, c.backoff_max))
+        return d
+
+    def _request(self, payload: dict) -> tuple[str, dict, str | None, int]:
+        import openai
+        c = self.config
+        client = self._openai()
+        last = ""
+        for attempt in range(c.max_retries + 1):
+            retry_after = None
+            with self._lock:
+                self.totals["requests"] += 1
+            try:
+                resp = client.chat.completions.create(**payload)
+                if not getattr(resp, "choices", None):
+                    raise _Transient("reply without choices")
+                ch = resp.choices[0]
+                text = ch.message.content if ch.message is not None else None
+                u = getattr(resp, "usage", None)
+                usage = {"prompt_tokens": int(getattr(u, "prompt_tokens", 0) or 0),
+                         "completion_tokens": int(getattr(u, "completion_tokens", 0) or 0)}
+                return text or "", usage, getattr(ch, "finish_reason", None), attempt + 1
+            except openai.APIStatusError as e:
+                status = e.status_code
+                if status in (408, 429) or status >= 500:
+                    last = f"HTTP {status}"
+                    ra = e.response.headers.get("retry-after") if e.response is not None else None
+                    try:
+                        retry_after = float(ra) if ra is not None else None
+                    except ValueError:
+                        retry_after = None
+                else:
+                    hint = (f" (check ${c.api_key_env})" if status in (401, 403) else
+                            " (check the model name and base URL)" if status == 404 else "")
+                    raise APIRequestError(f"{c.base_url} rejected the request: HTTP {status}: "
+                                          f"{self._scrub(e.message)}{hint}", status) from None
+            except openai.APITimeoutError:
+                last = f"timeout after {c.timeout:g}s"
+            except openai.APIConnectionError as e:
+                last = f"connection error: {self._scrub(type(e.__cause__).__name__ if e.__cause__ else e)}"
+            except (_Transient, openai.APIResponseValidationError, json.JSONDecodeError) as e:
+                last = f"bad response: {self._scrub(e)}"
+            if attempt < c.max_retries:
+                d = self._delay(attempt, retry_after)
+                with self._lock:
+                    self.totals["retries"] += 1
+                log.warning("chat request to %s failed (%s); retry %d/%d in %.2fs", c.base_url, last,
+                            attempt + 1, c.max_retries, d)
+                self._sleep(d)
+        raise APIUnavailable(f"{c.base_url} unavailable after {c.max_retries + 1} attempts: {last}",
+                             c.max_retries + 1, last)
+
+    # -- public -------------------------------------------------------------------------
+    def build_payload(self, messages: Sequence[Mapping[str, Any]], images: Sequence = (), json_mode: bool = False,
+                      temperature: float | None = None, max_tokens: int | None = None) -> dict:
+        """The chat-completions request body (images as data URLs on the last user message)."""
+        msgs: list[dict[str, Any]] = _check_messages(messages)
+        if images:
+            idx = max((i for i, m in enumerate(msgs) if m["role"] == "user"), default=None)
+            if idx is None:
+                raise ValueError("images need a user message to attach to")
+            parts: list[dict[str, Any]] = [{"type": "text", "text": msgs[idx]["content"]}]
+            parts += [{"type": "image_url", "image_url": {"url": image_data_url(im)}} for im in images]
+            msgs[idx] = {"role": "user", "content": parts}
+        p: dict[str, Any] = {"model": self.model, "messages": msgs,
+                             "temperature": self.config.temperature if temperature is None else temperature,
+                             self.config.max_tokens_param: self.config.max_tokens if max_tokens is None else max_tokens}
+        if json_mode:
+            p["response_format"] = {"type": "json_object"}
+        return p
+
+    def _key_for(self, messages, images, json_mode, temperature, max_tokens, **extra) -> str:
+        c = self.config
+        return request_key(self.model, _check_messages(messages), list(images), json_mode=bool(json_mode),
+                           temperature=c.temperature if temperature is None else temperature,
+                           max_tokens=c.max_tokens if max_tokens is None else max_tokens, **extra)
+
+    def _account(self, r: ChatResult) -> ChatResult:
+        with self._lock:
+            t = self.totals
+            t["calls"] += 1
+            t["cached"] += int(r.cached)
+            t["prompt_tokens"] += r.usage.get("prompt_tokens", 0)
+            t["completion_tokens"] += r.usage.get("completion_tokens", 0)
+            t["cost"] += r.cost
+        return r
+
+    def _raw(self, messages, images, json_mode, temperature, max_tokens) -> ChatResult:
+        payload = self.build_payload(messages, images, json_mode, temperature, max_tokens)
+        text, usage, finish, attempts = self._request(payload)
+        cost = self.config.prices.cost(self.model, usage["prompt_tokens"], usage["completion_tokens"])
+        return ChatResult(text, usage, cost, self.model, False, attempts, finish)
+
+    def chat(self, messages: Sequence[Mapping[str, Any]], images: Sequence = (), json_mode: bool = False,
+             temperature: float | None = None, max_tokens: int | None = None, use_cache: bool = True) -> ChatResult:
+        """One chat completion. Raises APIUnavailable / APIRequestError."""
+        key = None
+        if use_cache and self.cache is not None:
+            key = self._key_for(messages, images, json_mode, temperature, max_tokens)
+            rec = self.cache.get(key)
+            if rec is not None:
+                return self._account(ChatResult(rec["text"], dict(rec.get("usage") or {}), 0.0, self.model, True))
+        r = self._raw(messages, images, json_mode, temperature, max_tokens)
+        if key is not None and self.cache is not None:
+            self.cache.put(key, r.text, r.usage, self.model)
+        return self._account(r)
+
+    def chat_json(self, messages: Sequence[Mapping[str, Any]], validate: Callable[[Any], T], images: Sequence = (),
+                  json_mode: bool = True, temperature: float | None = None, max_tokens: int | None = None,
+                  format_retries: int = 2, use_cache: bool = True) -> tuple[T, ChatResult]:
+        """Ask for JSON; ``validate(value)`` returns the checked result or raises ValueError.
+
+        A reply that is not JSON or fails ``validate`` is re-asked (the model sees its reply
+        and the error) up to ``format_retries`` times, then :class:`MalformedReply` is
+        raised. Only a validated reply is cached, under the original request's key. The
+        returned ChatResult sums usage and cost over all attempts.
+        """
+        msgs = _check_messages(messages)
+        key = None
+        if use_cache and self.cache is not None:
+            key = self._key_for(msgs, images, json_mode, temperature, max_tokens, protocol="json")
+            rec = self.cache.get(key)
+            if rec is not None:
+                try:
+                    value = validate(extract_json(rec["text"]))
+                    return value, self._account(ChatResult(rec["text"], dict(rec.get("usage") or {}), 0.0,
+                                                           self.model, True))
+                except (ValueError, TypeError, KeyError):
+                    log.warning("cached reply no longer validates; asking again")
+        conv = list(msgs)
+        usage = {"prompt_tokens": 0, "completion_tokens": 0}
+        cost, attempts, err, r = 0.0, 0, "", None
+        for i in range(format_retries + 1):
+            r = self._raw(conv, images, json_mode, temperature, max_tokens)
+            usage = {k: usage[k] + r.usage.get(k, 0) for k in usage}
+            cost += r.cost
+            attempts += r.attempts
+            try:
+                value = validate(extract_json(r.text))
+            except (ValueError, TypeError, KeyError) as e:
+                err = str(e)[:300] or type(e).__name__
+                log.warning("malformed reply from %s (%s); %s", self.model, err,
+                            "asking again" if i < format_retries else "giving up")
+                conv = conv + [{"role": "assistant", "content": r.text},
+                               {"role": "user", "content": f"That reply was not valid: {err}. Answer again with "
+                                                           "only the JSON object, exactly in the requested format."}]
+                continue
+            res = ChatResult(r.text, usage, cost, self.model, False, attempts, r.finish_reason)
+            if key is not None and self.cache is not None:
+                self.cache.put(key, r.text, usage, self.model)
+            return value, self._account(res)
+        self._account(ChatResult(r.text if r else "", usage, cost, self.model, False, attempts))
+        raise MalformedReply(f"{self.model} gave no valid JSON after {format_retries + 1} tries: {err}",
+                             r.text if r else "")
+
+
+class _Transient(Exception):
+    pass
