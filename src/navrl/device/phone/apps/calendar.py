@@ -99,9 +99,11 @@ class Calendar(App):
                 seen.add(e["title"])
                 items.append(ListItem(e["title"], e["time"], on_tap=lambda i=e["id"]: ctx.push("event", id=i)))
             picker = DatePicker("month", y, m, sel.day if (sel.year, sel.month) == (y, m) else None, pick, month)
-            agenda = [Text(short_date(d["sel"]) + (" (Today)" if d["sel"] == TODAY.isoformat() else ""), "caption"),
-                      ListView("events", items, empty_text="No events")]
-            body = agenda + [picker] if ctx.world.state.layout == "alt" else [picker] + agenda
+            cap = Text(short_date(d["sel"]) + (" (Today)" if d["sel"] == TODAY.isoformat() else ""), "caption")
+            lst = ListView("events", items, empty_text="No events")
+            # the "alt" layout puts the day caption above the month (the list stays at the bottom: on
+            # Android the New Event button floats over the bottom right corner)
+            body = [cap, picker, lst] if ctx.world.state.layout == "alt" else [picker, cap, lst]
             return View("Calendar", body, fab=Button(NEW_EVENT, lambda: ctx.push("new")))
         if screen == "new":
             dstr = ctx.field("date") or d["sel"]
