@@ -80,7 +80,7 @@ def order_stages(restaurant: str, dish) -> list[Stage]:
         s = food_overlay(ev, (restaurant, dn(ev)))
         if s is not None:
             return s
-        return goto(ev, Q, [("home", None, "Home"), ("restaurant", {"name": restaurant}, restaurant)]) \
+        return goto(ev, Q, [("home", None, "Browse"), ("restaurant", {"name": restaurant}, restaurant)]) \
             or tap(ev, dn(ev), f"{dn(ev)} is on the menu.")
     return [
         Stage("add the dish to the cart", lambda ev: in_cart(ev, restaurant, dn(ev)), add),

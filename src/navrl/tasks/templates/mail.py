@@ -29,6 +29,12 @@ def at(ev: Ev, app: str, screen: str, params: dict | None = None) -> bool:
     return cur is not None and cur[0] == screen and all(cur[1].get(k) == v for k, v in (params or {}).items())
 
 
+def on_email(ev: Ev, subject: str) -> bool:
+    """The message with ``subject`` is open, with nothing over it."""
+    e = find_email(ev.data(M), subject)
+    return e is not None and at(ev, M, "message", {"id": e["id"]}) and ev.state.overlay is None
+
+
 def mail_overlay(ev: Ev, delete_id: int | None = None):
     """Answer Mail's own dialog: confirm deleting ``delete_id``, cancel anything else."""
     ov = ev.state.overlay
@@ -39,10 +45,28 @@ def mail_overlay(ev: Ev, delete_id: int | None = None):
     return tap(ev, ev.skin.label("Cancel"), "This dialog is not what I want; I cancel it.")
 
 
+def in_trash(ev_or_world, subject: str) -> bool:
+    return any(e["subject"] == subject for e in ev_or_world.state.data[M]["trash"])
+
+
+def mail_restore(ev: Ev, subject: str):
+    """Bring the message with ``subject`` back from the Trash."""
+    e = next(e for e in ev.data(M)["trash"] if e["subject"] == subject)
+    ov = ev.state.overlay
+    if ev.state.fg == M and ov and ov.get("owner") == M:
+        if ov["id"] == "restore" and ov["params"].get("id") == e["id"]:
+            return tap(ev, "Restore", f"I restore \"{subject}\" from the Trash.")
+        return tap(ev, ev.skin.label("Cancel"), "This dialog is not what I want; I cancel it.")
+    return goto(ev, M, [("inbox", None, None), ("trash", None, "Trash")]) or \
+        tap(ev, subject, f"\"{subject}\" was deleted; I open it in the Trash to restore it.")
+
+
 def mail_open(ev: Ev, subject: str):
-    """Open the message with ``subject`` (None once it is on screen)."""
+    """Open the message with ``subject`` (None once it is on screen); restores it from the Trash if needed."""
     e = find_email(ev.data(M), subject)
     if e is None:
+        if in_trash(ev, subject):
+            return mail_restore(ev, subject)
         raise ExpertStuck(f"no email {subject!r}")
     if at(ev, M, "message", {"id": e["id"]}):
         return None
@@ -141,13 +165,20 @@ class MailDelete(Template):
     def stages(self, p):
         subj = p["subject"]
 
+        def wrong(ev) -> list[str]:
+            return [e["subject"] for e in ev.data(M)["trash"] if e["subject"] != subj]
+
         def act(ev):
             e = find_email(ev.data(M), subj)
+            if e is None:
+                return mail_open(ev, subj)   # it is in the Trash together with others: restore it first
             s = mail_overlay(ev, e["id"])
             if s is not None:
                 return s
             return mail_open(ev, subj) or tap(ev, ev.skin.label("Delete"), "This is the message to delete.")
-        return [Stage(f"open the email \"{subj}\" and delete it", lambda ev: False, act)]
+        return [Stage("restore messages deleted by mistake", lambda ev: not wrong(ev),
+                      lambda ev: mail_restore(ev, wrong(ev)[0])),
+                Stage(f"open the email \"{subj}\" and delete it", lambda ev: False, act)]
 
 
 @register
@@ -171,8 +202,7 @@ class MailFlag(Template):
 
     def stages(self, p):
         subj = p["subject"]
-        return [Stage(f"open the email \"{subj}\"", lambda ev: at(ev, M, "message") and ev.state.overlay is None
-                      and find_email(ev.data(M), subj)["id"] == ev.screen()[1]["id"],
+        return [Stage(f"open the email \"{subj}\"", lambda ev: on_email(ev, subj),
                       lambda ev: mail_open(ev, subj)),
                 Stage("flag it", lambda ev: False, lambda ev: tap(ev, "Flag", "I flag the message."))]
 
@@ -215,8 +245,7 @@ class MailConfirmationCode(Template):
 
     def stages(self, p):
         subj = self.subject(p)
-        return [Stage(f"open the {p['airline']} email", lambda ev: at(ev, M, "message") and ev.state.overlay is None
-                      and find_email(ev.data(M), subj)["id"] == ev.screen()[1]["id"],
+        return [Stage(f"open the {p['airline']} email", lambda ev: on_email(ev, subj),
                       lambda ev: mail_open(ev, subj)),
                 Stage("report the code", lambda ev: False,
                       lambda ev: step_complete(ev, f"The email says the confirmation code is {p['code']}.",

@@ -8,7 +8,7 @@ from navrl.tasks.expert import Ev, Stage, step_complete, tap
 from navrl.tasks.spec import Family, Template, register
 from navrl.tasks.templates.bank import B, account_stage, transfer_stages, transferred
 from navrl.tasks.templates.food import Q, food_overlay, plant_order, sample_order, view_order_stage
-from navrl.tasks.templates.mail import CONTACTS, M, at, compose_stages, mail_open, sent_to
+from navrl.tasks.templates.mail import CONTACTS, M, compose_stages, mail_open, on_email, sent_to
 
 PLANTED = 4826   # id of the planted order (below QuickBite's next_id, above the seeded ones)
 
@@ -171,9 +171,6 @@ class FlagFoodReceipt(Template):
     def stages(self, p):
         subj = receipt_subject(p["restaurant"], PLANTED)
 
-        def on_msg(ev: Ev) -> bool:
-            e = find_email(ev.data(M), subj)
-            return at(ev, M, "message", {"id": e["id"]}) and ev.state.overlay is None
         return [view_order_stage(lambda ev: PLANTED, "see which order is the most recent in QuickBite"),
-                Stage("open its receipt in Mail", on_msg, lambda ev: mail_open(ev, subj)),
+                Stage("open its receipt in Mail", lambda ev: on_email(ev, subj), lambda ev: mail_open(ev, subj)),
                 Stage("flag it", lambda ev: False, lambda ev: tap(ev, "Flag", "This is the matching receipt."))]

@@ -108,7 +108,7 @@ class QuickBite(App):
     name = "QuickBite"
     color = "#e4572e"
     description = "Food delivery: browse and search restaurants, add dishes to the cart, place orders, see past orders."
-    tabs = [("Home", "home", "home"), ("Search", "search", "search"), ("Cart", "cart", "cart"),
+    tabs = [("Browse", "browse", "home"), ("Search", "search", "search"), ("Cart", "cart", "cart"),
             ("Orders", "orders", "orders")]
 
     def init_data(self, rng: random.Random, var: Variation) -> dict:
@@ -129,7 +129,7 @@ class QuickBite(App):
         return next(r for r in ctx.data["restaurants"] if r["name"] == name)
 
     def _tabs(self, ctx: Ctx) -> list[tuple[str, str]]:
-        return [("Home", "home"), ("Search", "search"), ("Cart", "cart"), ("Orders", "orders")]
+        return [(t[0], t[1]) for t in self.tabs]
 
     def _rest_rows(self, ctx: Ctx, rests: list[dict]) -> list[ListItem]:
         return [ListItem(r["name"], f"{r['cuisine']} | {r['eta']} min | {r['rating']}",

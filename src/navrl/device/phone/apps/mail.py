@@ -5,7 +5,7 @@ import random
 
 from navrl.device.phone.app import App, Ctx, Variation
 from navrl.device.phone.apps.food import TODAY, days_ago, describe_items, money, seed_orders, short_date
-from navrl.device.phone.widgets import Button, Dialog, ListItem, ListView, Row, Text, TextField, View
+from navrl.device.phone.widgets import Button, Dialog, IconButton, ListItem, ListView, Row, Sheet, Text, TextField, View
 
 ME = "alex.morgan@mail.com"
 
@@ -63,7 +63,7 @@ def shop_receipt(oid: int, item: str, total: float, date: str) -> dict:
 def add_email(d: dict, sender: str, addr: str, subject: str, body: str, date: str, unread: bool = False,
               flagged: bool = False) -> dict:
     """Append a message to the inbox (subjects are row labels, so they are kept unique)."""
-    subjects = {e["subject"] for e in d["emails"]}
+    subjects = {e["subject"] for e in d["emails"] + d["trash"]}
     base, k = subject, 2
     while subject in subjects:
         subject = f"{base} ({k})"
@@ -129,7 +129,13 @@ class Mail(App):
             search = TextField("query", "Search mail")
             lst = ListView("inbox", rows, item_height=52, empty_text="No messages" if not q else "No results")
             body = [lst, search] if ctx.world.state.layout == "alt" else [search, lst]
-            return View("Inbox", body, fab=Button(ctx.L("Compose"), lambda: ctx.push("compose")))
+            return View("Inbox", body, actions=[IconButton("Trash", "trash", lambda: ctx.push("trash"))],
+                        fab=Button(ctx.L("Compose"), lambda: ctx.push("compose")))
+        if screen == "trash":
+            rows = [ListItem(e["subject"], e["sender"], on_tap=lambda e=e: ctx.show("restore", id=e["id"]),
+                             trailing=short_date(e["date"])) for e in inbox_order({"emails": d["trash"]})]
+            return View("Trash", [Text("Tap a message to restore it.", "caption"),
+                                  ListView("trash", rows, item_height=52, empty_text="Trash is empty")])
         if screen == "message":
             e = next((e for e in d["emails"] if e["id"] == params["id"]), None)
             if e is None:
@@ -186,4 +192,17 @@ class Mail(App):
             return Dialog("Delete this message?", "It will be moved to the Trash.",
                           [Button(ctx.L("Delete"), delete, "destructive"),
                            Button(ctx.L("Cancel"), ctx.dismiss, "plain")])
+        if oid == "restore":
+            e = next((e for e in d["trash"] if e["id"] == params["id"]), None)
+            if e is None:
+                return None
+
+            def restore() -> None:
+                d["trash"].remove(e)
+                d["emails"].append(e)
+                ctx.emit("mail_restored", id=e["id"], subject=e["subject"])
+                ctx.dismiss()
+                ctx.toast("Moved to Inbox")
+            return Sheet(e["subject"], [Button("Restore", restore), Button(ctx.L("Cancel"), ctx.dismiss, "plain")],
+                         message=f"From {e['sender']}")
         return None
