@@ -92,12 +92,11 @@ class Calendar(App):
             def month(delta: int, y=y, m=m) -> None:
                 d["ym"] = list(shift_month(y, m, delta))
             evs = sorted((e for e in d["events"] if e["date"] == d["sel"]), key=lambda e: (time_key(e["time"]), e["id"]))
-            items, seen = [], set()
+            items, seen = [], {}
             for e in evs:
-                if e["title"] in seen:        # labels stay unique on the screen
-                    continue
-                seen.add(e["title"])
-                items.append(ListItem(e["title"], e["time"], on_tap=lambda i=e["id"]: ctx.push("event", id=i)))
+                k = seen[e["title"]] = seen.get(e["title"], 0) + 1
+                label = e["title"] if k == 1 else f"{e['title']} ({k})"    # labels stay unique on the screen
+                items.append(ListItem(label, e["time"], on_tap=lambda i=e["id"]: ctx.push("event", id=i)))
             picker = DatePicker("month", y, m, sel.day if (sel.year, sel.month) == (y, m) else None, pick, month)
             cap = Text(short_date(d["sel"]) + (" (Today)" if d["sel"] == TODAY.isoformat() else ""), "caption")
             lst = ListView("events", items, empty_text="No events")
