@@ -42,6 +42,7 @@ UNPARSEABLE = Unparseable()
 
 _HEAD = re.compile(r"^[\s>*_#`-]*(reasoning|thought|step|action|remaining|remaining plan)[\s*_`]*[:：][\s*_`]*(.*)$",
                    re.I)
+_FENCE = re.compile(r"^\s*```[\w+-]*\s*$")
 _ALIASES = {"thought": "reasoning", "action": "step", "remaining plan": "remaining"}
 
 
@@ -52,6 +53,8 @@ def parse_plan(text: str | None) -> Plan | Unparseable:
     fields: dict[str, list[str]] = {}
     cur: str | None = None
     for line in text.replace("\r\n", "\n").split("\n"):
+        if _FENCE.match(line):   # a markdown fence line is not part of any field
+            continue
         m = _HEAD.match(line)
         if m:
             key = m.group(1).lower()
@@ -63,7 +66,8 @@ def parse_plan(text: str | None) -> Plan | Unparseable:
             fields[cur] = [m.group(2)]
         elif cur is not None:
             fields[cur].append(line)
-    step = " ".join(" ".join(fields.get("step", [])).split()).strip().strip("*`").strip()
+    # lines joined, ends trimmed, inner spacing kept: typed text stays verbatim
+    step = " ".join(ln.strip() for ln in fields.get("step", []) if ln.strip()).strip("*` \t")
     if not step:
         return UNPARSEABLE
     reasoning = " ".join(" ".join(fields.get("reasoning", [])).split())

@@ -44,7 +44,8 @@ _SWIPE = re.compile(r"^(?:swipe|scroll)\s+(up|down|left|right)(?:\s+(?:on|over|a
 
 def parse_step(step: str) -> StepCommand:
     raw = step
-    s = _norm_quotes(step).strip().rstrip(".").strip()
+    orig = step.strip().rstrip(".").strip()
+    s = _norm_quotes(orig)   # one character for one: positions in ``s`` are positions in ``orig``
     low = s.lower()
     m = re.match(r"^ask(?:\s+the)?\s+user\s*[:,-]?\s*(.*)$", s, re.I | re.S)
     if m:
@@ -66,7 +67,12 @@ def parse_step(step: str) -> StepCommand:
     m = re.match(r"^type\s+(.+?)(?:\s+(?:into|in)\s+(?:the\s+)?\"([^\"]+)\"(?:\s+field)?)?$", s, re.I | re.S)
     if m:
         body = m.group(1).strip()
-        text = body[1:-1] if len(body) >= 2 and body[0] == body[-1] and body[0] in "\"'" else _quoted(body)
+        if len(body) >= 2 and body[0] == body[-1] and body[0] in "\"'":
+            # the typed text verbatim from the original: quotes and backticks inside it are data
+            a = m.start(1) + (len(m.group(1)) - len(m.group(1).lstrip()))
+            text = orig[a + 1:a + len(body) - 1]
+        else:
+            text = _quoted(body)
         return StepCommand("type", target=m.group(2), text=text, raw=raw)
     m = re.match(r"^(?:tap|click|press|select|open|choose)\s+(?:on\s+)?(?:the\s+)?(.+)$", s, re.I | re.S)
     if m:
