@@ -144,6 +144,8 @@ def tap(ev: Ev, label: str, why: str = "") -> ExpertStep:
     s = scroll_to(ev, label)
     if s is not None:
         return s
+    if ev.visible("More options") and not ev.state.overflow:
+        return step_tap(ev, "More options", f"What I need ({label}) is in the overflow menu.")
     raise ExpertStuck(f"{label!r} is not reachable; {ev.where()}")
 
 
@@ -256,8 +258,6 @@ def interruption(ev: Ev) -> ExpertStep | None:
             return step_tap(ev, CONSENT[2], "A privacy sheet covers the app; I decline it to continue.")
         dis = POPUPS[ov["params"]["variant"]][2]
         return step_tap(ev, dis, "A pop-up is in the way; I dismiss it.")
-    if st.overflow:
-        return step_tap(ev, ev.skin.label("Cancel"), "A menu I don't need is open; I close it.")
     if st.loading and ev.visible("Retry"):
         return step_tap(ev, "Retry", "The screen is still loading; I retry.")
     return None
@@ -273,7 +273,7 @@ class Stage:
 
 
 def _remaining(stages: list[Stage], i: int, ev: Ev) -> str:
-    rest = [s.desc for s in stages[i + 1:]]
+    rest = [s.desc for s in stages[i + 1:] if not s.done(ev)]
     return "; ".join(rest + ["declare the task complete"]) if rest else "declare the task complete"
 
 
@@ -301,6 +301,8 @@ def expert_step(task: TaskSpec, world: PhoneWorld, memory: Memory | None = None)
             continue
         s = st.act(ev)
         if s is not None:
+            if ev.state.overflow and not (s.intent[0] == "tap" and ev.visible(s.intent[1])):
+                s = step_tap(ev, ev.skin.label("Cancel"), "A menu I don't need is open; I close it.")
             return s._replace_remaining(_remaining(stages, i, ev))
     raise ExpertStuck(f"{task.id}: all stages done but the goal check fails on {ev.where()}")
 
@@ -375,7 +377,10 @@ def remaining_steps(task: TaskSpec, world: PhoneWorld, memory: Memory | None = N
     Runs on a scratch copy, so ``world`` is untouched. ``cap`` when the expert can't finish.
     """
     scratch = _scratch_world(task, world)
-    run = run_expert(task, scratch, (memory or Memory()).copy(), max_steps=cap)
+    try:
+        run = run_expert(task, scratch, (memory or Memory()).copy(), max_steps=cap)
+    except ExpertStuck:      # the agent made the task impossible (e.g. deleted what it needed)
+        return cap
     if not (run.success or run.blocked):
         return cap
     return len(run.steps)

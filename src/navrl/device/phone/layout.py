@@ -11,7 +11,7 @@ from navrl.device.phone.widgets import (Button, DatePicker, Dialog, Element, Fra
                                         Text, TextField, Toggle, View)
 
 PAD = 12
-HEIGHTS = {"body": 24, "title": 32, "caption": 20, "big": 44}
+HEIGHTS = {"body": 24, "title": 32, "caption": 20, "big": 44, "wrap": 60, "toast": 36}
 
 
 @dataclass

@@ -213,7 +213,7 @@ class PhoneWorld(Device):
         screen, params = st.stacks[st.fg][-1]
         ns = f"{app.name}/{screen}"
         if st.loading == ns:
-            view = View(app.name, [Text("Loading…", "title"), Text("This is taking longer than usual.", "caption"),
+            view = View(app.name, [Text("Loading...", "title"), Text("This is taking longer than usual.", "caption"),
                                    Button("Retry", self._finish_loading)])
         else:
             view = app.view(Ctx(self, app, screen, params), screen, params)

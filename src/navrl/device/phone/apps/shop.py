@@ -38,7 +38,7 @@ class Shop(App):
     name = "Shop"
     color = "#ff9500"
     description = "Online store: search products, pick sizes, add them to the bag or cart, check out and pay."
-    tabs = [("Home", "home", "home"), ("Search", "search", "search"), ("Bag", "bag", "bag")]
+    tabs = [("Featured", "home", "home"), ("Search", "search", "search"), ("Bag", "bag", "bag")]
 
     def init_data(self, rng: random.Random, var: Variation) -> dict:
         prods = [{"name": n, "price": p, "category": c, "sizes": s} for n, p, c, s in PRODUCTS]
@@ -59,14 +59,14 @@ class Shop(App):
         if screen == "home":
             return View("Shop", [Text("Featured", "title"), ListView("featured", [
                 ListItem(p["name"], money(p["price"]), on_tap=lambda n=p["name"]: ctx.push("product", name=n))
-                for p in d["products"]])], tabs=[("Home", "home"), ("Search", "search"), (bag_label, "bag")])
+                for p in d["products"]])], tabs=[("Featured", "home"), ("Search", "search"), (bag_label, "bag")])
         if screen == "search":
             q = ctx.field("query").strip().lower()
             res = [p for p in d["products"] if q and (q in p["name"].lower() or q in p["category"].lower())]
             return View("Search", [TextField("query", "Search products"), ListView("results", [
                 ListItem(p["name"], money(p["price"]), on_tap=lambda n=p["name"]: ctx.push("product", name=n))
                 for p in res], empty_text="Type to search" if not q else "No results")],
-                tabs=[("Home", "home"), ("Search", "search"), (bag_label, "bag")], active_tab=1)
+                tabs=[("Featured", "home"), ("Search", "search"), (bag_label, "bag")], active_tab=1)
         if screen == "product":
             p = self.product(ctx, params["name"])
             sel = ctx.world.state.fields.get(ctx.key("size"), "")
@@ -104,7 +104,7 @@ class Shop(App):
             return View(bag_label, [ListView("bag", items, empty_text=f"Your {bag_label.lower()} is empty"),
                                     Text(f"Total {money(total)}"),
                                     Button("Checkout", (lambda: ctx.push("checkout")), enabled=bool(d["bag"]))],
-                        tabs=[("Home", "home"), ("Search", "search"), (bag_label, "bag")], active_tab=2)
+                        tabs=[("Featured", "home"), ("Search", "search"), (bag_label, "bag")], active_tab=2)
         if screen == "checkout":
             total = sum(it["price"] for it in d["bag"])
 
