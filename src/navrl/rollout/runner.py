@@ -9,13 +9,14 @@ from __future__ import annotations
 import hashlib
 import time
 from dataclasses import dataclass
-from typing import Callable
+from typing import TYPE_CHECKING, Callable, Generator
 
 from navrl.actions import ActionError, ActionKind
 from navrl.agent.grounders.base import Grounder, GroundingError
 from navrl.agent.plan import UNPARSEABLE, parse_plan
 from navrl.agent.planner import Planner, PlannerContext
 from navrl.device.base import Device, DeviceError
+from navrl.device.pool import step_devices
 from navrl.judge.base import (AskJudge, JudgeUnavailable, PastStep, StepContext, StepJudge, TerminalContext,
                               TerminalJudge)
 from navrl.judge.rewards import DEFAULT_REWARDS, RewardConfig
@@ -25,6 +26,9 @@ from navrl.rollout.records import Step, Trajectory
 from navrl.tasks.expert import Memory
 from navrl.tasks.spec import TaskSpec
 from navrl.tasks.user import ProfileUser
+
+if TYPE_CHECKING:  # pragma: no cover
+    from navrl.device.pool import DeviceFarm
 
 
 def ui_hash(obs: Observation) -> str:
@@ -71,9 +75,31 @@ class EpisodeRunner:
         self.cfg = config or RunnerConfig()
         self.timings = {"device": 0.0, "planner": 0.0, "grounder": 0.0, "judge": 0.0, "total": 0.0}
 
-    def run(self, tasks: list[TaskSpec], devices: list[Device] | None = None, groups: list[int] | None = None,
-            on_step: Callable[[int], None] | None = None) -> list[Trajectory]:
+    def run(self, tasks: list[TaskSpec], devices: "list[Device] | DeviceFarm | None" = None,
+            groups: list[int] | None = None, on_step: Callable[[int], None] | None = None) -> list[Trajectory]:
+        """Run one episode per task side by side.
+
+        ``devices``: one device per task, or a farm (anything with ``lease_batch`` and
+        ``release_batch``: :class:`navrl.device.pool.DevicePool`, the Ray farm) that leases
+        them for this batch and gets them back at the end; default: ``task.make_device()``.
+        """
         t_start = time.perf_counter()
+        tm = self.timings
+        farm = devices if hasattr(devices, "lease_batch") else None
+        if farm is not None:
+            t0 = time.perf_counter()
+            devices = farm.lease_batch(tasks)
+            tm["device"] += time.perf_counter() - t0
+        try:
+            trajs = self._run(tasks, devices, groups, on_step)  # type: ignore[arg-type]
+        finally:
+            if farm is not None:
+                farm.release_batch(devices)
+        tm["total"] += time.perf_counter() - t_start
+        return trajs
+
+    def _run(self, tasks: list[TaskSpec], devices: list[Device] | None, groups: list[int] | None,
+             on_step: Callable[[int], None] | None) -> list[Trajectory]:
         tm = self.timings
         eps: list[_Episode] = []
         for i, task in enumerate(tasks):
@@ -96,17 +122,41 @@ class EpisodeRunner:
             t0 = time.perf_counter()
             outs = self.planner.plan(ctxs)
             tm["planner"] += time.perf_counter() - t0
+            # each episode's step runs up to its device action; then all device actions run
+            # together (remote hosts and real devices in parallel); then each step is judged
+            acting: list[tuple[_Episode, Generator, object]] = []
             for ep, out in zip(live, outs):
-                try:
-                    self._advance(ep, out)
-                except DeviceError as e:
-                    self._invalidate(ep, e.reason)
-                except JudgeUnavailable:
-                    self._invalidate(ep, JudgeUnavailable.reason)
-                if on_step is not None:
+                gen = self._advance(ep, out)
+                action = self._guard(ep, lambda g=gen: next(g))
+                if action is not None:
+                    acting.append((ep, gen, action))
+                elif on_step is not None:
                     on_step(1)
-        tm["total"] += time.perf_counter() - t_start
+            if acting:
+                t0 = time.perf_counter()
+                results = step_devices([ep.device for ep, _, _ in acting], [a for _, _, a in acting],
+                                       self._wants_snapshots())
+                tm["device"] += time.perf_counter() - t0
+                for (ep, gen, _), res in zip(acting, results):
+                    if isinstance(res, BaseException):
+                        self._guard(ep, lambda g=gen, r=res: g.throw(r))
+                    else:
+                        self._guard(ep, lambda g=gen, r=res: g.send(r))
+                    if on_step is not None:
+                        on_step(1)
         return [ep.traj for ep in eps]
+
+    def _guard(self, ep: _Episode, stage: Callable[[], object]) -> object | None:
+        """Run one stage of an episode's step; infrastructure failures mask the episode."""
+        try:
+            return stage()
+        except StopIteration:
+            return None
+        except DeviceError as e:
+            self._invalidate(ep, e.reason)
+        except JudgeUnavailable:
+            self._invalidate(ep, JudgeUnavailable.reason)
+        return None
 
     # ------------------------------------------------------------------ one step
     def _snap(self, dev: Device) -> object | None:
@@ -116,9 +166,11 @@ class EpisodeRunner:
         from navrl.judge.oracle import OracleJudge
         return any(isinstance(j, OracleJudge) for j in (self.step_judge, self.terminal_judge))
 
-    def _advance(self, ep: _Episode, out) -> None:
+    def _advance(self, ep: _Episode, out) -> Generator:
+        """One step of one episode, as a generator: it yields the device action (if any),
+        receives ``(observation after, snapshot)`` and finishes the step with the judge."""
         tm = self.timings
-        task, dev, obs = ep.task, ep.device, ep.obs
+        task, obs = ep.task, ep.obs
         assert obs is not None
         t = len(ep.traj.steps)
         shash = ui_hash(obs)
@@ -175,11 +227,7 @@ class EpisodeRunner:
             if key in ep.seen:
                 ep.traj.loops += 1
             ep.seen.add(key)
-            t0 = time.perf_counter()
-            dev.act(action)
-            after = dev.observe()
-            ep.snap = self._snap(dev)
-            tm["device"] += time.perf_counter() - t0
+            after, ep.snap = yield action   # run() executes the device actions of all episodes together
         ctx = StepContext(task, obs, after, plan, action, list(ep.history), ep.memory, shash, before_snap, ep.snap)
         t0 = time.perf_counter()
         j = self.step_judge.judge_step(ctx)
