@@ -125,3 +125,19 @@ def test_llm_user_in_the_runner(fake_server, make_client):
     [tr2] = EpisodeRunner(ExpertPlanner(), AccessibilityGrounder(), j, j, j,
                           user=LLMUser(make_client(max_retries=0))).run([t])
     assert not tr2.valid and tr2.invalid_reason == "user_unavailable" and tr2.total_reward == 0.0
+
+
+def test_navrl_eval_with_the_api_agent(fake_server, monkeypatch, api_key, tmp_path, capsys):
+    from navrl.cli.main import main
+    monkeypatch.setenv("NAVRL_API_BASE", fake_server.url)
+    monkeypatch.setenv("NAVRL_API_MODEL", "planner")
+    monkeypatch.setenv("NAVRL_API_KEY_ENV", KEY_ENV)
+    monkeypatch.delenv("NAVRL_API_CACHE", raising=False)
+    monkeypatch.delenv("NAVRL_API_PRICES", raising=False)
+    fake_server.default = reply("Reasoning: nothing to do\nStep: Complete\nRemaining: none")
+    out = tmp_path / "ev"
+    assert main(["eval", "--agent", "api", "--suite", "test-ios", "-n", "2", "--out", str(out)]) == 0
+    assert (out / "trajectories.jsonl").exists() and len(fake_server.chat_requests) == 2
+    monkeypatch.delenv("NAVRL_API_BASE")
+    assert main(["eval", "--agent", "api", "-n", "1", "--out", str(out)]) == 2
+    assert "NAVRL_API_BASE" in capsys.readouterr().err

@@ -110,13 +110,19 @@ def test_generate_failures_write_nothing(teacher_env, tmp_path, capsys):
     assert "no usable app pair" in err and "unknown app" in err and not out.exists()
     teacher_env.responder = None
     teacher_env.default = status(500)
-    assert main(["synth-tasks", "generate", "--out", str(out)]) == 2
+    assert main(["synth-tasks", "generate", "--out", str(out), "--max-retries", "1"]) == 2
     assert "teacher unavailable" in capsys.readouterr().err and not out.exists()
     assert not list(tmp_path.glob(".r.jsonl*"))                          # no temp files either
     out.write_text("keep me\n")
     assert main(["synth-tasks", "generate", "--out", str(out)]) == 2
     assert "--force" in capsys.readouterr().err and out.read_text() == "keep me\n"
     assert main(["synth-tasks", "generate", "--out", str(tmp_path / "x.jsonl"), "--apps", "Weather,Nope"]) == 2
+
+
+def test_generate_bad_numbers(teacher_env, tmp_path, capsys):
+    for bad in (["--pairs", "0"], ["--timeout", "0"], ["--max-retries", "-1"]):
+        assert main(["synth-tasks", "generate", "--out", str(tmp_path / "r.jsonl"), *bad]) == 2
+        assert capsys.readouterr().err.count("\n") == 1
 
 
 def test_generate_without_endpoint(monkeypatch, tmp_path, capsys):

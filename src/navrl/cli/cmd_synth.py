@@ -26,6 +26,8 @@ def register(sub) -> None:
     g.add_argument("--apps", default=None, help="comma-separated app names to choose from (default: all)")
     g.add_argument("--model", default=None, help="teacher model (default $NAVRL_API_MODEL)")
     g.add_argument("--base-url", default=None, help="endpoint (default $NAVRL_API_BASE)")
+    g.add_argument("--timeout", type=float, default=None, help="seconds per request (default 60)")
+    g.add_argument("--max-retries", type=int, default=None, help="retries on timeouts, 429 and 5xx (default 4)")
     g.add_argument("--strict", action="store_true", help="write nothing if any teacher output is malformed")
     g.add_argument("--force", action="store_true", help="overwrite an existing review file")
     g.set_defaults(fn=run_generate)
@@ -53,7 +55,8 @@ def run_generate(args) -> int:
         raise CLIError("--pairs and --per-pair must be >= 1")
     apps = [a.strip() for a in args.apps.split(",") if a.strip()] if args.apps else None
     try:
-        client = ChatClient(APIConfig.from_env(model=args.model, base_url=args.base_url))
+        client = ChatClient(APIConfig.from_env(model=args.model, base_url=args.base_url, timeout=args.timeout,
+                                               max_retries=args.max_retries))
     except ValueError as e:
         raise CLIError(str(e)) from None
     try:
