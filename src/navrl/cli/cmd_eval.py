@@ -16,6 +16,10 @@ def register(sub) -> None:
     e.add_argument("--batch", type=int, default=64, help="episodes run side by side")
     e.add_argument("--out", default=None, help="where trajectories and results.json go (default runs/eval-<suite>)")
     e.add_argument("--frames", action="store_true", help="also save PNG frames")
+    e.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
+                   help="run the devices in Ray device-host actors: a local Ray instance, or the cluster at "
+                        "ADDRESS (e.g. auto); needs pip install 'navrl[ray]'")
+    e.add_argument("--hosts", type=int, default=2, help="device-host actors with --ray (default 2)")
     e.set_defaults(fn=run)
 
 
@@ -32,16 +36,35 @@ def run(args) -> int:
         raise CLIError("--batch must be positive")
     planner = make_planner(args.agent, args.seed)
     tasks = suite_tasks(args.suite, args.episodes, seed=args.seed)
+    farm = None
+    if args.ray is not None:
+        if args.hosts <= 0:
+            raise CLIError("--hosts must be positive")
+        from navrl.device.ray_farm import FarmUnavailable, make_device_factory
+        try:
+            farm = make_device_factory(args.ray, devices=min(args.batch, len(tasks)), hosts=args.hosts,
+                                       screenshots="eager" if args.frames else "lazy")
+        except FarmUnavailable as e:
+            raise CLIError(str(e)) from None
     total_steps = sum(t.max_steps for t in tasks)
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TextColumn("steps (upper bound)"), TimeElapsedColumn()) as prog:
         bar = prog.add_task(f"{args.agent} on {args.suite}", total=total_steps)
-        res = evaluate(planner, args.suite, tasks=tasks, batch_size=args.batch, record_frames=args.frames,
-                       progress=lambda k: prog.advance(bar, k))
+        try:
+            res = evaluate(planner, args.suite, tasks=tasks, batch_size=args.batch, record_frames=args.frames,
+                           progress=lambda k: prog.advance(bar, k), devices=farm)
+        finally:
+            farm_stats = farm.stats() if farm is not None else None
+            if farm is not None:
+                farm.close()
         prog.update(bar, completed=total_steps)
     out = Path(args.out or f"runs/eval-{args.suite}")
     save_trajectories(res.trajectories, out, frames=args.frames)
     atomic_write_text(out / "results.json", json.dumps(res.to_dict(), indent=2))
     print(res.summary())
+    if farm_stats is not None:
+        print(f"device farm: {farm_stats['hosts']} hosts, {farm_stats['devices']} devices, "
+              f"{farm_stats['resets']} resets, {farm_stats['failures']} device failures, "
+              f"{farm_stats['masked_host_lost']} masked (device_host_lost)")
     print(f"trajectories: {out / 'trajectories.jsonl'}")
     return 0

@@ -79,8 +79,11 @@ def summarize(suite: str, trajs: list[Trajectory]) -> EvalResult:
 
 def evaluate(planner: Planner, suite: str, n: int | None = None, tasks: list[TaskSpec] | None = None,
              grounder: Grounder | None = None, batch_size: int = 64, seed: int = 0, record_frames: bool = False,
-             progress=None) -> EvalResult:
-    """Run ``planner`` on ``n`` instances of ``suite`` in batches; ``progress(k)`` after each step."""
+             progress=None, devices=None) -> EvalResult:
+    """Run ``planner`` on ``n`` instances of ``suite`` in batches; ``progress(k)`` after each step.
+
+    ``devices``: a device farm (``navrl.device.ray_farm.make_device_factory``); default: a
+    fresh phone world per episode."""
     tasks = tasks if tasks is not None else suite_tasks(suite, n, seed=seed)
     judge = OracleJudge()
     runner = EpisodeRunner(planner, grounder or AccessibilityGrounder(), judge, judge, judge,
@@ -88,5 +91,5 @@ def evaluate(planner: Planner, suite: str, n: int | None = None, tasks: list[Tas
     trajs: list[Trajectory] = []
     for i in range(0, len(tasks), batch_size):
         chunk = tasks[i:i + batch_size]
-        trajs += runner.run(chunk, on_step=progress)
+        trajs += runner.run(chunk, devices=devices, on_step=progress)
     return summarize(suite, trajs)
