@@ -33,7 +33,7 @@ def runner(**cfg):
 
 @pytest.fixture(scope="module")
 def local_ray():
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, resources={"device_host": 2})
     yield ray
     ray.shutdown()
 
@@ -41,7 +41,8 @@ def local_ray():
 @pytest.fixture(scope="module")
 def farm(local_ray):
     # half a CPU per host, so a third host (the factory test) still fits on 2 CPUs
-    f = RayFarm(FarmConfig(hosts=2, devices_per_host=8, num_cpus_per_host=0.5))
+    f = RayFarm(FarmConfig(hosts=2, devices_per_host=8, num_cpus_per_host=0.5,
+                           resources_per_host=(("device_host", 1),)))
     yield f
     f.close()
 

@@ -90,6 +90,10 @@ class FarmConfig:
     """Ray restarts of a dead host actor (-1: always)."""
     num_cpus_per_host: float = 1.0
     """CPUs Ray reserves for each host actor."""
+    resources_per_host: tuple[tuple[str, float], ...] = ()
+    """Custom Ray resources each host actor needs, e.g. ``(("device_host", 1),)`` with
+    ``ray start --resources '{"device_host": 1}'`` on every machine that has devices:
+    Ray then places exactly one host actor on each such machine."""
 
     def validate(self) -> "FarmConfig":
         if self.hosts <= 0 or self.devices_per_host <= 0:
@@ -484,8 +488,11 @@ class RayFarm:
             ray.init(**kw)
             self._owns_ray = True
         pool = dataclasses.replace(self.cfg.pool, size=self.cfg.devices_per_host)
-        actor = ray.remote(num_cpus=self.cfg.num_cpus_per_host, max_restarts=self.cfg.max_restarts,
-                           max_task_retries=0)(DeviceHost)
+        opts: dict[str, Any] = {"num_cpus": self.cfg.num_cpus_per_host, "max_restarts": self.cfg.max_restarts,
+                                "max_task_retries": 0}
+        if self.cfg.resources_per_host:
+            opts["resources"] = dict(self.cfg.resources_per_host)
+        actor = ray.remote(**opts)(DeviceHost)
         self.clients = [_HostClient(self, k, actor.remote(k, self.cfg.backend, pool, self.cfg.frames_kept))
                         for k in range(self.cfg.hosts)]
         self.host_losses = 0
