@@ -28,6 +28,28 @@ class PromptConfig:
     """UI-tree lines shown; long lists are cut."""
     include_reasoning: bool = True
     """Show the reasoning of earlier steps, not only their step text."""
+    compact: bool = False
+    """Compact screen text (labels only, headers marked with #, values after a colon): the
+    tiny planner's format, about a third of the tokens of the full UI tree."""
+
+
+def compact_ui(obs) -> list[str]:
+    lines = [f"app: {obs.app or 'Home screen'}"]
+    seen = set()
+    for n in obs.nodes:
+        if not n.label:
+            continue
+        line = ("# " if n.role == "header" else "") + n.label
+        if n.value and n.value not in ("off", "on", "selected"):
+            line += f": {n.value}"
+        elif n.value:
+            line += f" ({n.value})"
+        if n.focused:
+            line += " (focused)"
+        if line not in seen:
+            seen.add(line)
+            lines.append(line)
+    return lines
 
 
 def build_prompt(ctx: PlannerContext, cfg: PromptConfig = PromptConfig()) -> str:
@@ -47,7 +69,7 @@ def build_prompt(ctx: PlannerContext, cfg: PromptConfig = PromptConfig()) -> str
                 lines.append(f"{i}. {step}")
     if ctx.remaining:
         lines.append(f"Remaining plan: {ctx.remaining}")
-    ui = ctx.obs.ui_text().split("\n")
+    ui = compact_ui(ctx.obs) if cfg.compact else ctx.obs.ui_text().split("\n")
     if len(ui) > cfg.max_ui_lines:
         ui = ui[:cfg.max_ui_lines] + [f"... ({len(ui) - cfg.max_ui_lines} more elements)"]
     lines.append("Screen:")

@@ -1,20 +1,83 @@
-"""``navrl demo``: the main job on the embedded default (what ``make demo`` runs)."""
+"""``navrl demo``: the main job on the embedded default (what ``make demo`` runs).
+
+SFT the tiny planner on clean single-app expert demonstrations, evaluate it, train it
+online with dense-reward PPO on the perturbed, multi-app train suite, evaluate again, and
+write the report. ``--expert-only`` plays one expert episode and writes its filmstrip.
+"""
 from __future__ import annotations
 
+import json
+import time
 from pathlib import Path
 
 
 def register(sub) -> None:
-    d = sub.add_parser("demo", help="the main job on the embedded default")
+    d = sub.add_parser("demo", help="the main job: SFT, then online PPO, then the report")
     d.add_argument("--out", default="runs/demo")
+    d.add_argument("--preset", default="demo")
+    d.add_argument("--seed", type=int, default=0)
+    d.add_argument("--expert-only", action="store_true", help="just one expert episode and its filmstrip")
     d.set_defaults(fn=run)
 
 
 def run(args) -> int:
-    from navrl.agent.planner import ExpertPlanner
-    from navrl.cli.cmd_play import play_episode
-    from navrl.tasks.spec import make_task
-    task = make_task("shop_checkout", 3, suite="demo")
-    path = play_episode(task, ExpertPlanner(), Path(args.out))
-    print(f"filmstrip: {path.resolve()}")
+    out = Path(args.out)
+    if args.expert_only:
+        from navrl.agent.planner import ExpertPlanner
+        from navrl.cli.cmd_play import play_episode
+        from navrl.tasks.spec import make_task
+        path = play_episode(make_task("shop_checkout", 3, suite="demo"), ExpertPlanner(), out)
+        print(f"filmstrip: {path.resolve()}")
+        return 0
+    from navrl.cli.cmd_sft import make_teacher, sft_with_progress
+    from navrl.cli.cmd_train import train_with_progress
+    from navrl.cli.progress import bar
+    from navrl.experiments.pipeline import save_filmstrips
+    from navrl.fileio import atomic_write_text
+    from navrl.report.html import build_report
+    from navrl.rl.presets import get_preset
+    from navrl.rl.trainer import Trainer
+    t_start = time.perf_counter()
+    preset = get_preset(args.preset, seed=args.seed)
+    suites = ("test-ios", "test-android")
+    n_eval = preset.train.eval_episodes
+
+    print(f"[1/4] SFT of the tiny planner ({preset.name} preset)")
+    policy, sres = sft_with_progress(preset, out / "sft", make_teacher("templates"), args.seed)
+    print(f"      held-out loss {sres.heldout_before:.3f} -> {sres.heldout_after:.3f} ({sres.seconds:.0f} s)")
+
+    trainer = Trainer(policy, preset.train, out / "rl")
+
+    def evaluate(label: str) -> dict:
+        with bar(f"evaluate {label}", len(suites) * n_eval * preset.train.max_steps) as adv:
+            res = trainer.evaluate(suites, n_eval, progress=lambda k: adv(k))
+        for s, r in res.items():
+            print(f"      {label:>4s} {s:13s} {r.summary().splitlines()[0]}")
+        return res
+
+    print("[2/4] evaluate after SFT")
+    before = evaluate("SFT")
+    print(f"[3/4] online PPO: {preset.train.num_updates} updates x {preset.train.trajectories_per_update} rollouts")
+    train_with_progress(trainer, preset.train.num_updates, 0)
+    print("[4/4] evaluate after RL")
+    from navrl.rollout.evaluate import evaluate as run_eval
+    trainer.policy.sample = False
+    after = {}
+    with bar("evaluate RL", len(suites) * n_eval * preset.train.max_steps) as adv:
+        for s in suites:
+            after[s] = run_eval(trainer.policy, s, n_eval, record_frames=True, progress=lambda k: adv(k))
+    for s, r in after.items():
+        print(f"        RL {s:13s} {r.summary().splitlines()[0]}")
+    trainer.logger.log({"kind": "eval", "update": trainer.update, **{s: r.to_dict() for s, r in after.items()}})
+    save_filmstrips([t for r in after.values() for t in r.trajectories], trainer.run_dir)
+    summary = {s: {"sft": before[s].success_rate, "rl": after[s].success_rate,
+                   "gain_points": 100 * (after[s].success_rate - before[s].success_rate)} for s in suites}
+    summary["minutes"] = (time.perf_counter() - t_start) / 60
+    atomic_write_text(trainer.run_dir / "summary.json", json.dumps(summary, indent=2))
+    report = build_report(trainer.run_dir)
+    for s in suites:
+        print(f"{s}: SFT {100 * summary[s]['sft']:.1f}% -> RL {100 * summary[s]['rl']:.1f}% "
+              f"({summary[s]['gain_points']:+.1f} points)")
+    print(f"total time: {summary['minutes']:.1f} min")
+    print(f"report: {report.resolve()}")
     return 0

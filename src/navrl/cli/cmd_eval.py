@@ -26,7 +26,7 @@ def register(sub) -> None:
 def run(args) -> int:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from navrl.eval.evaluate import evaluate
+    from navrl.rollout.evaluate import evaluate
     from navrl.fileio import atomic_write_text
     from navrl.rollout.storage import save_trajectories
     from navrl.tasks.suites import suite_tasks

@@ -1,10 +1,10 @@
 """``navrl play``: one task, one agent; PNG frames, a trajectory and a filmstrip."""
 from __future__ import annotations
 
-import io
 from pathlib import Path
 
 from navrl.cli.common import AGENTS, make_planner, task_from_args
+from navrl.report.filmstrip import trajectory_filmstrip
 
 
 def register(sub) -> None:
@@ -21,25 +21,6 @@ def register(sub) -> None:
     pl.set_defaults(fn=run)
 
 
-def filmstrip_of(tr, title: str):
-    """A filmstrip image of a trajectory that recorded frames."""
-    from PIL import Image
-
-    from navrl.actions import Action
-    from navrl.report.filmstrip import Frame, filmstrip
-    frames = []
-    for i, png in enumerate(tr.frames):
-        img = Image.open(io.BytesIO(png)).convert("RGB")
-        if i < len(tr.steps):
-            s = tr.steps[i]
-            act = Action.from_text(s.action) if s.action and s.kind == "device" else None
-            frames.append(Frame(img, s.step or "(unparseable)", act, s.verdict))
-        else:
-            end = f"END: {tr.terminal_verdict}" + (f" ({tr.answer})" if tr.answer else "")
-            frames.append(Frame(img, end, None, "success" if tr.success else "fail"))
-    return filmstrip(frames, title)
-
-
 def play_episode(task, planner, out: Path, quiet: bool = False) -> Path:
     """Run one episode, save frames, trajectory and a filmstrip; return the filmstrip path."""
     from navrl.agent.grounders.accessibility import AccessibilityGrounder
@@ -53,7 +34,7 @@ def play_episode(task, planner, out: Path, quiet: bool = False) -> Path:
     tr = runner.run([task])[0]
     save_trajectories([tr], out)
     title = f"[{planner.name}] {task.goal}  -  {tr.terminal_verdict}, return {tr.total_reward:+.2f}"
-    path = save_image(out / "filmstrip.png", filmstrip_of(tr, title))
+    path = save_image(out / "filmstrip.png", trajectory_filmstrip(tr, title))
     if not quiet:
         print(f"task: {task.id}\ngoal: {task.goal}")
         for s in tr.steps:

@@ -81,3 +81,19 @@ def filmstrip(frames: list[Frame], title: str = "", thumb_width: int = 200, per_
         for j, line in enumerate(textwrap.wrap(fr.step, 30)[:3]):
             d.text((x, y + th + 20 + 14 * j), line, font=f_txt, fill="#222222")
     return out
+
+
+def trajectory_filmstrip(tr, title: str) -> Image.Image:
+    """The filmstrip of a trajectory that recorded frames (``RunnerConfig(record_frames=True)``)."""
+    import io
+    frames = []
+    for i, png in enumerate(tr.frames):
+        img = Image.open(io.BytesIO(png)).convert("RGB")
+        if i < len(tr.steps):
+            s = tr.steps[i]
+            act = Action.from_text(s.action) if s.action and s.kind == "device" else None
+            frames.append(Frame(img, s.step or "(unparseable)", act, s.verdict))
+        else:
+            end = f"END: {tr.terminal_verdict}" + (f" ({tr.answer})" if tr.answer else "")
+            frames.append(Frame(img, end, None, "success" if tr.success else "fail"))
+    return filmstrip(frames, title)

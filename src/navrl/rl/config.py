@@ -64,6 +64,9 @@ class TrainConfig:
     critic_lr_ratio: float = 100.0
     """Critic learning rate / policy learning rate (DESIGN: 100)."""
 
+    critic_steps: int = 8
+    """Critic gradient steps per update (full batch of valid steps); it chases a moving target."""
+
     value_clip: float | None = None
     """PPO2-style value clip range for the critic loss; None for a plain MSE."""
 
@@ -97,6 +100,31 @@ class TrainConfig:
 
     seed: int = 0
     """Seed of task sampling, rollouts and initialisation."""
+
+    # --- run ----------------------------------------------------------------------------------
+    reward_preset: str = "default"
+    """Reward table: "default" (DESIGN.md §4) or "cautionary" (the paper's prolonging GRPO reward)."""
+
+    rollout_temperature: float = 1.0
+    """Sampling temperature of training rollouts (evaluation decodes greedily)."""
+
+    train_perturb: bool = True
+    """Train on the world with its default perturbations (pop-ups, loading, shuffles)."""
+
+    eval_every: int = 10
+    """Evaluate on the test suites every this many updates (0: only at the end)."""
+
+    eval_episodes: int = 64
+    """Episodes per test suite and evaluation."""
+
+    eval_suites: tuple[str, ...] = ("test-ios", "test-android", "test-unseen")
+    """Suites evaluated periodically."""
+
+    checkpoint_every: int = 5
+    """Save a checkpoint every this many updates (and always on Ctrl-C and at the end)."""
+
+    torch_threads: int = 1
+    """Torch intra-op threads; 1 is fastest for the tiny planner on a shared 2-core machine."""
 
     def __post_init__(self) -> None:
         # Configs arrive from YAML/CLI as strings; keep unknown names for validate() to report.
@@ -150,6 +178,7 @@ class TrainConfig:
             "ppo_epochs": 1,
             "minibatch_size": 1,
             "gigppo_hidden_dim": 1,
+            "critic_steps": 1,
         }
         for name, low in ints_min.items():
             value = getattr(self, name)
@@ -185,6 +214,18 @@ class TrainConfig:
         for name in ("value_clip", "grad_clip"):
             if getattr(self, name) is not None and real(name) <= 0.0:
                 raise ConfigError(f"{name} must be > 0 or None, got {getattr(self, name)}")
+        if self.reward_preset not in ("default", "cautionary"):
+            raise ConfigError(f"reward_preset must be 'default' or 'cautionary', got {self.reward_preset!r}")
+        if real("rollout_temperature") <= 0.0:
+            raise ConfigError(f"rollout_temperature must be > 0, got {self.rollout_temperature}")
+        for name, low in (("eval_every", 0), ("eval_episodes", 1), ("checkpoint_every", 1), ("torch_threads", 1)):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < low:
+                raise ConfigError(f"{name} must be an int >= {low}, got {value!r}")
+        from navrl.tasks.suites import SUITES
+        for sname in self.eval_suites:
+            if sname not in SUITES:
+                raise ConfigError(f"unknown eval suite {sname!r}; choose from {sorted(SUITES)}")
         if not isinstance(self.whiten_advantages, bool):
             raise ConfigError(f"whiten_advantages must be a bool, got {self.whiten_advantages!r}")
 
@@ -204,6 +245,7 @@ class TrainConfig:
         """Plain dict (estimator as its string), e.g. for YAML or run metadata."""
         out = asdict(self)
         out["estimator"] = str(self.estimator)
+        out["eval_suites"] = list(self.eval_suites)
         return out
 
     @classmethod
@@ -217,6 +259,9 @@ class TrainConfig:
         unknown = sorted(set(data) - known)
         if unknown:
             raise ConfigError(f"unknown TrainConfig fields: {unknown}")
+        data = dict(data)
+        if "eval_suites" in data:
+            data["eval_suites"] = tuple(data["eval_suites"])
         return cls(**data).validate()
 
     @classmethod

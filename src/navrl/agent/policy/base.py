@@ -1,0 +1,62 @@
+"""What the trainer needs from a trainable planner.
+
+A Policy is a :class:`Planner` (batched ``plan``) that can also re-score its own
+outputs with gradients and expose the hidden state at the last prompt token (where the
+critic reads the value, so it cannot see the output it judges).
+"""
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass
+
+import torch
+
+from navrl.agent.planner import Planner
+
+
+@dataclass
+class ScoredBatch:
+    """Re-scored (prompt, output) pairs.
+
+    ``logprobs`` [N, L] log-probability of each output token (0 on padding),
+    ``mask`` [N, L] 1 on real output tokens, ``entropy`` [N, L] per-token entropy,
+    ``state`` [N, H] hidden state at the last prompt token.
+    """
+
+    logprobs: torch.Tensor
+    mask: torch.Tensor
+    entropy: torch.Tensor
+    state: torch.Tensor
+
+
+class Policy(Planner, abc.ABC):
+    """A trainable planner."""
+
+    sample: bool = True
+    """Sample outputs (training rollouts) or decode greedily (evaluation)."""
+
+    @abc.abstractmethod
+    def prompt_text(self, ctx) -> str:
+        """The exact prompt this policy conditions on for planner context ``ctx``."""
+
+    @abc.abstractmethod
+    def score(self, prompts: list[str], outputs: list[list[int]]) -> ScoredBatch:
+        """Log-probs (with grad) of given output token ids after the given prompts."""
+
+    @abc.abstractmethod
+    def encode_target(self, text: str) -> list[int]:
+        """Token ids of an output text (SFT targets), end-of-sequence included."""
+
+    @abc.abstractmethod
+    def policy_parameters(self) -> list[torch.nn.Parameter]: ...
+
+    @abc.abstractmethod
+    def state_dict_all(self) -> dict: ...
+
+    @abc.abstractmethod
+    def load_state_dict_all(self, state: dict) -> None: ...
+
+    @property
+    @abc.abstractmethod
+    def state_dim(self) -> int:
+        """Size of the last-prompt-token hidden state (the critic's input)."""

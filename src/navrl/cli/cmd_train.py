@@ -1,0 +1,130 @@
+"""``navrl train``: online RL of the planner against live devices (phone world by default)."""
+from __future__ import annotations
+
+import json
+import signal
+from pathlib import Path
+
+from navrl.cli.common import CLIError
+
+
+def register(sub) -> None:
+    t = sub.add_parser("train", help="online RL (PPO / GiGPPO / GRPO / GiGPO) from an SFT policy")
+    t.add_argument("--preset", default="demo", help="default | demo | quick")
+    t.add_argument("--init", help="SFT policy (sft.pt) to start from; required unless --resume")
+    t.add_argument("--out", default="runs/train")
+    t.add_argument("--resume", action="store_true", help="continue from OUT's last checkpoint")
+    t.add_argument("--estimator", choices=["ppo", "ppo_terminal_only", "gigppo", "grpo", "gigpo"])
+    t.add_argument("--reward", choices=["default", "cautionary"], help="reward table preset")
+    t.add_argument("--updates", type=int, help="number of updates (overrides the preset)")
+    t.add_argument("--seed", type=int)
+    t.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
+                   help="override any TrainConfig field (JSON value), e.g. --set policy_lr=1e-4")
+    t.add_argument("--ray", nargs="?", const="auto", default=None, metavar="ADDRESS",
+                   help="devices on Ray device hosts (local cluster if no address)")
+    t.set_defaults(fn=run)
+
+
+def parse_overrides(items: list[str]) -> dict:
+    from navrl.rl.config import TrainConfig
+    known = {f for f in TrainConfig.__dataclass_fields__}
+    out = {}
+    for it in items:
+        k, eq, v = it.partition("=")
+        if not eq or k not in known:
+            raise CLIError(f"bad --set {it!r}: use FIELD=VALUE with a TrainConfig field")
+        try:
+            out[k] = json.loads(v)
+        except json.JSONDecodeError:
+            out[k] = v
+    return out
+
+
+def train_with_progress(trainer, num_updates: int, evaluate_every: int, on_eval=None) -> None:
+    """Run updates with a progress bar; a checkpoint every N updates, on Ctrl-C and at the end."""
+    from navrl.cli.progress import bar
+    cfg = trainer.cfg
+    interrupted = {"flag": False}
+
+    def handler(signum, frame):
+        interrupted["flag"] = True
+        raise KeyboardInterrupt
+    old = signal.signal(signal.SIGINT, handler)
+    try:
+        with bar("online RL", num_updates) as adv:
+            adv(trainer.update, None)
+            while trainer.update < num_updates:
+                st = trainer.train_step()
+                m = st.metrics
+                adv(1, f"success {100 * m['success']:.0f}%  return {m['mean_return']:+.2f}  "
+                       f"len {m['episode_length']:.1f}{'  (critic warm-up)' if m['policy_frozen'] else ''}")
+                if trainer.update % cfg.checkpoint_every == 0:
+                    trainer.save_checkpoint()
+                if evaluate_every and trainer.update % evaluate_every == 0 and trainer.update < num_updates:
+                    res = trainer.evaluate()
+                    if on_eval:
+                        on_eval(trainer.update, res)
+    except KeyboardInterrupt:
+        path = trainer.save_checkpoint()
+        print(f"interrupted: checkpoint saved to {path}; continue with --resume")
+        raise
+    finally:
+        signal.signal(signal.SIGINT, old)
+    trainer.save_checkpoint()
+
+
+def make_trainer(args, preset):
+    from navrl.experiments.pipeline import load_policy
+    from navrl.rl.config import ConfigError
+    from navrl.rl.trainer import CheckpointError, Trainer, load_checkpoint_file
+    out = Path(args.out)
+    try:
+        if args.resume:
+            st = load_checkpoint_file(out)
+            from navrl.rl.config import TrainConfig
+            cfg = TrainConfig.from_dict(st["config"])
+            policy = load_policy(out)
+            trainer = Trainer(policy, cfg, out, devices_factory=_devices(args))
+            trainer.load_checkpoint(out)
+            return trainer
+        if not args.init:
+            raise CLIError("--init SFT_POLICY is required (or --resume)")
+        policy = load_policy(args.init)
+        return Trainer(policy, preset.train, out, devices_factory=_devices(args))
+    except (CheckpointError, ConfigError) as e:
+        raise CLIError(str(e)) from None
+
+
+def _devices(args):
+    if not getattr(args, "ray", None):
+        return None
+    try:
+        from navrl.device.ray_farm import make_device_factory
+    except ImportError as e:
+        raise CLIError(f"--ray needs the ray extra (pip install navrl[ray]): {e}") from None
+    return make_device_factory(None if args.ray == "auto" else args.ray)
+
+
+def run(args) -> int:
+    from navrl.rl.config import ConfigError
+    from navrl.rl.presets import get_preset
+    over = parse_overrides(args.set)
+    for k in ("estimator", "seed"):
+        if getattr(args, k) is not None:
+            over[k] = getattr(args, k)
+    if args.reward:
+        over["reward_preset"] = args.reward
+    if args.updates is not None:
+        over["num_updates"] = args.updates
+    try:
+        preset = get_preset(args.preset, **over)
+    except (ConfigError, TypeError, ValueError) as e:
+        raise CLIError(str(e).splitlines()[0]) from None
+    trainer = make_trainer(args, preset)
+    n = trainer.cfg.num_updates
+    train_with_progress(trainer, n, trainer.cfg.eval_every)
+    res = trainer.evaluate()
+    for s, r in res.items():
+        print(f"{s}: {r.summary().splitlines()[0]}")
+    print(f"run: {trainer.run_dir}  (navrl report {trainer.run_dir})")
+    return 0

@@ -1,0 +1,73 @@
+"""The main job's stages as functions the CLI (and the paper-table experiment) call:
+build the tiny planner, SFT it, train it online, evaluate, save filmstrips."""
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import torch
+
+from navrl.agent.policy.base import Policy
+from navrl.agent.policy.tiny import TinyPlanner
+from navrl.agent.policy.tokenizer import phone_world_corpus, train_tokenizer
+from navrl.fileio import atomic_write_bytes, atomic_write_text, save_image
+from navrl.rl.presets import Preset
+from navrl.rl.sft import SFTResult, TemplateTeacher, Teacher, collect_demonstrations, train_sft
+from navrl.rl.trainer import CheckpointError, load_checkpoint_file
+
+
+def build_tiny_policy(preset: Preset, seed: int = 0) -> TinyPlanner:
+    tok = train_tokenizer(phone_world_corpus(preset.tokenizer_tasks, seed=seed))
+    return TinyPlanner(tok, preset.tiny, seed=seed)
+
+
+def run_sft(preset: Preset, out_dir: str | Path, teacher: Teacher | None = None, seed: int = 0,
+            progress=None) -> tuple[TinyPlanner, SFTResult]:
+    """Tokenizer, demonstrations, SFT; writes ``out_dir/sft.pt`` and ``sft.json``."""
+    torch.set_num_threads(preset.train.torch_threads)
+    out = Path(out_dir)
+    policy = build_tiny_policy(preset, seed)
+    demos = collect_demonstrations(policy, preset.sft.n_tasks, teacher or TemplateTeacher(compact=True), seed=seed)
+    res = train_sft(policy, demos, preset.sft, progress)
+    save_policy(policy, out / "sft.pt", {"stage": "sft", "preset": preset.name})
+    atomic_write_text(out / "sft.json", json.dumps({
+        "demonstrations": len(demos), "heldout_loss_before": res.heldout_before,
+        "heldout_loss_after": res.heldout_after, "heldout_losses": res.heldout_losses,
+        "seconds": res.seconds, "params": policy.n_params()}, indent=2))
+    return policy, res
+
+
+def save_policy(policy: Policy, path: str | Path, meta: dict | None = None) -> Path:
+    buf = io.BytesIO()
+    torch.save({"format": "navrl-policy-1", "kind": type(policy).__name__, "policy": policy.state_dict_all(),
+                "meta": meta or {}}, buf)
+    return atomic_write_bytes(path, buf.getvalue())
+
+
+def load_policy(path: str | Path) -> TinyPlanner:
+    """A policy from ``sft.pt`` (navrl-policy-1) or a trainer checkpoint (run dir or .pt)."""
+    p = Path(path)
+    if p.is_file() and p.suffix == ".pt":
+        try:
+            st = torch.load(p, map_location="cpu", weights_only=False)
+        except Exception as e:
+            raise CheckpointError(f"{p} is unreadable ({type(e).__name__})") from None
+        if isinstance(st, dict) and st.get("format") == "navrl-policy-1":
+            return TinyPlanner.from_state(st["policy"])
+        if isinstance(st, dict) and st.get("format") == "navrl-checkpoint-1":
+            return TinyPlanner.from_state(st["policy"])
+        raise CheckpointError(f"{p} is not a navrl policy or checkpoint")
+    return TinyPlanner.from_state(load_checkpoint_file(p)["policy"])
+
+
+def save_filmstrips(trajs, run_dir: str | Path) -> dict[str, Path]:
+    """A success and a failure (with frames) as filmstrip PNGs under ``run_dir/filmstrips``."""
+    from navrl.report.filmstrip import trajectory_filmstrip
+    out = {}
+    for kind, pick in (("success", lambda t: t.success), ("failure", lambda t: t.valid and not t.success)):
+        t = next((t for t in trajs if pick(t) and t.frames), None)
+        if t is not None:
+            title = f"{kind}: {t.task['goal']} - {t.terminal_verdict}, return {t.total_reward:+.2f}"
+            out[kind] = save_image(Path(run_dir) / "filmstrips" / f"{kind}.png", trajectory_filmstrip(t, title))
+    return out

@@ -1,0 +1,108 @@
+"""``navrl report RUN_DIR``: one self-contained HTML page (images inlined as base64).
+
+Learning curves (matplotlib), the latest evaluation table, and filmstrips of a success
+and a failure trajectory with tap/swipe marks. Opens in a browser without a server.
+"""
+from __future__ import annotations
+
+import base64
+import html
+import io
+import json
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from navrl.fileio import atomic_write_text  # noqa: E402
+from navrl.rl.metrics import read_metrics  # noqa: E402
+
+
+class ReportError(ValueError):
+    """The run directory has nothing to report."""
+
+
+def _png(fig) -> str:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=100, bbox_inches="tight")
+    plt.close(fig)
+    return base64.b64encode(buf.getvalue()).decode()
+
+
+def _img_b64(image) -> str:
+    buf = io.BytesIO()
+    image.save(buf, format="PNG")
+    return base64.b64encode(buf.getvalue()).decode()
+
+
+def learning_curves(updates: list[dict], evals: list[dict]):
+    keys = [("success", "train success (rollouts)"), ("mean_return", "mean return"),
+            ("episode_length", "episode length"), ("critic/loss", "critic loss"),
+            ("critic/explained_variance", "explained variance"), ("policy/approx_kl", "approx KL")]
+    fig, axes = plt.subplots(2, 4, figsize=(16, 6.5))
+    axes = axes.ravel()
+    x = [u["update"] for u in updates]
+    for ax, (k, title) in zip(axes, keys):
+        ys = [u.get(k) for u in updates]
+        pts = [(a, b) for a, b in zip(x, ys) if isinstance(b, (int, float))]
+        if pts:
+            ax.plot(*zip(*pts), marker=".", lw=1.2)
+        ax.set_title(title)
+        ax.set_xlabel("update")
+        ax.grid(alpha=0.3)
+    ax = axes[6]
+    suites = sorted({k for e in evals for k, v in e.items() if isinstance(v, dict) and "success" in v})
+    for s in suites:
+        pts = [(e["update"], 100 * e[s]["success"]) for e in evals if s in e]
+        ax.plot(*zip(*pts), marker="o", label=s)
+    ax.set_title("evaluation success (%)")
+    ax.set_xlabel("update")
+    ax.grid(alpha=0.3)
+    if suites:
+        ax.legend(fontsize=8)
+    ax = axes[7]
+    mf = [(u["update"], u.get("masked_fraction", 0)) for u in updates]
+    if mf:
+        ax.plot(*zip(*mf), marker=".")
+    ax.set_title("masked fraction (infrastructure)")
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    return fig
+
+
+def build_report(run_dir: str | Path, out: str | Path | None = None) -> Path:
+    run = Path(run_dir)
+    if not run.is_dir():
+        raise ReportError(f"no such run directory: {run}")
+    recs = read_metrics(run)
+    updates = [r for r in recs if r.get("kind") == "update"]
+    evals = [r for r in recs if r.get("kind") == "eval"]
+    if not recs:
+        raise ReportError(f"{run} has no metrics.jsonl records")
+    parts = [f"<h1>navrl run: {html.escape(run.name)}</h1>"]
+    summary = run / "summary.json"
+    if summary.exists():
+        parts.append("<h2>Summary</h2><pre>" + html.escape(summary.read_text()) + "</pre>")
+    if evals:
+        last = evals[-1]
+        rows = "".join(
+            f"<tr><td>{html.escape(s)}</td><td>{100 * v['success']:.1f}%</td><td>{v['successes']}/{v['n']}</td>"
+            f"<td>{100 * v['ci_low']:.1f}-{100 * v['ci_high']:.1f}</td><td>{v['mean_length']:.1f}</td>"
+            f"<td>{v['masked']}</td></tr>"
+            for s, v in last.items() if isinstance(v, dict) and "success" in v)
+        parts.append(f"<h2>Latest evaluation (after update {last['update']})</h2><table><tr><th>suite</th>"
+                     f"<th>success</th><th>k/n</th><th>95% CI</th><th>mean length</th><th>masked</th></tr>{rows}</table>")
+    parts.append(f'<h2>Learning curves</h2><img src="data:image/png;base64,{_png(learning_curves(updates, evals))}">')
+    for kind, title in (("success", "A success"), ("failure", "A failure")):
+        fs = run / "filmstrips" / f"{kind}.png"
+        if fs.exists():
+            b64 = base64.b64encode(fs.read_bytes()).decode()
+            parts.append(f'<h2>{title}</h2><img style="max-width:100%" src="data:image/png;base64,{b64}">')
+    style = ("body{font-family:sans-serif;margin:24px;max-width:1400px} table{border-collapse:collapse}"
+             "td,th{border:1px solid #ccc;padding:4px 10px} img{max-width:100%}")
+    page = f"<!doctype html><html><head><meta charset='utf-8'><title>navrl report</title><style>{style}</style></head><body>{''.join(parts)}</body></html>"
+    path = Path(out) if out else run / "report.html"
+    atomic_write_text(path, page)
+    return path

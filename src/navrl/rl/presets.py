@@ -1,0 +1,60 @@
+"""Named run presets: one place for the sizes of SFT, the tiny planner and online RL.
+
+``default`` keeps DESIGN.md §5's values (16 tasks x 8 rollouts, 30 steps, 15 warm-up
+updates, critic LR x100) for real models; ``demo`` is sized to finish SFT + RL on a 2-core
+CPU within ``make demo``'s 15 minutes; ``quick`` checks the plumbing in seconds (tests).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from navrl.agent.policy.tiny import TinyConfig
+from navrl.rl.config import ConfigError, TrainConfig
+from navrl.rl.sft import SFTConfig
+
+
+@dataclass(frozen=True)
+class Preset:
+    name: str
+    sft: SFTConfig
+    tiny: TinyConfig
+    train: TrainConfig
+    tokenizer_tasks: int = 200
+    description: str = ""
+
+
+def _presets() -> dict[str, Preset]:
+    return {
+        "default": Preset("default", SFTConfig(), TinyConfig(), TrainConfig(), description="DESIGN.md §5 defaults"),
+        "demo": Preset(
+            "demo",
+            SFTConfig(n_tasks=1000, epochs=3, lr=5e-3, batch_size=32),
+            TinyConfig(d_model=96, n_layers=2, n_heads=4, d_ff=288),
+            TrainConfig(tasks_per_update=8, rollouts_per_task=4, max_steps=15, num_updates=24,
+                        critic_warmup_updates=3, critic_lr_ratio=10.0, policy_lr=2e-4, minibatch_size=64,
+                        ppo_epochs=1, eval_every=0, eval_episodes=64, checkpoint_every=4),
+            description="SFT + online PPO on a 2-core CPU in about 15 minutes"),
+        "quick": Preset(
+            "quick",
+            SFTConfig(n_tasks=12, epochs=1, batch_size=16),
+            TinyConfig(d_model=32, n_layers=1, n_heads=2, d_ff=64, max_new_tokens=24),
+            TrainConfig(tasks_per_update=2, rollouts_per_task=2, max_steps=4, num_updates=2,
+                        critic_warmup_updates=1, critic_lr_ratio=10.0, policy_lr=1e-3, minibatch_size=16,
+                        eval_every=0, eval_episodes=4, checkpoint_every=1, critic_steps=2),
+            tokenizer_tasks=12, description="plumbing check in seconds"),
+    }
+
+
+PRESETS = tuple(_presets())
+
+
+def get_preset(name: str, **train_overrides) -> Preset:
+    ps = _presets()
+    if name not in ps:
+        raise ConfigError(f"unknown preset {name!r}; choose from {', '.join(ps)}")
+    p = ps[name]
+    if train_overrides:
+        p = replace(p, train=replace(p.train, **train_overrides))
+    p.train.validate()
+    p.sft.validate()
+    return p

@@ -1,0 +1,206 @@
+"""Reasoning synthesis + supervised warm start of the planner (the paper's SFT stage).
+
+Demonstrations come from the phone world's expert on clean (unperturbed) single-app
+train tasks — like the transcript's human-annotated, mostly successful trajectories.
+Their reasoning and remaining plans are filled by a *teacher*: the expert's templates by
+default, or an LLM through the OpenAI-compatible client.
+"""
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Protocol
+
+import torch
+
+from navrl.agent.grounders.accessibility import AccessibilityGrounder
+from navrl.agent.plan import parse_plan
+from navrl.agent.planner import ExpertPlanner, Planner, PlannerContext, PlannerOutput
+from navrl.agent.policy.base import Policy
+from navrl.device.phone import PerturbConfig
+from navrl.judge.oracle import OracleJudge
+from navrl.rollout.runner import EpisodeRunner
+from navrl.tasks.spec import Family
+from navrl.tasks.suites import suite_tasks
+
+
+@dataclass(frozen=True)
+class Demo:
+    prompt: str
+    target: str
+
+
+class Teacher(Protocol):
+    def fill(self, prompt: str, expert_text: str) -> str:
+        """The training target for one step: the expert's Step with reasoning and remaining plan."""
+
+
+class TemplateTeacher:
+    """The expert's own templated reasoning and remaining plan (the CPU default).
+
+    ``compact``: drop the "I am in <app> on the <screen> screen" preamble (the prompt
+    already says it) and keep the next two goals of the remaining plan — short targets a
+    tiny model can learn in minutes.
+    """
+
+    def __init__(self, compact: bool = False):
+        self.compact = compact
+
+    def fill(self, prompt: str, expert_text: str) -> str:
+        if not self.compact:
+            return expert_text
+        plan = parse_plan(expert_text)
+        reasoning = plan.reasoning
+        if reasoning.startswith("I am ") and ". " in reasoning:
+            reasoning = reasoning.split(". ", 1)[1]
+        remaining = "; ".join(plan.remaining.split("; ")[:2])
+        return f"Reasoning: {reasoning}\nStep: {plan.step}\nRemaining: {remaining}"
+
+
+class LLMTeacher:
+    """Rewrites reasoning and remaining plan with a teacher LLM; the Step is kept verbatim."""
+
+    def __init__(self, client):
+        self.client = client
+
+    def fill(self, prompt: str, expert_text: str) -> str:
+        plan = parse_plan(expert_text)
+        msg = ("A phone agent is at the screen below and will do the given Step. Write the reasoning "
+               "(grounded only in what is on screen) and the remaining high-level plan.\n\n"
+               f"{prompt}\n\nStep: {plan.step}\n\nAnswer as:\nReasoning: ...\nRemaining: ...")
+        out = parse_plan(self.client.chat([{"role": "user", "content": msg}]).text + f"\nStep: {plan.step}")
+        if not out:
+            return expert_text
+        return f"Reasoning: {out.reasoning or plan.reasoning}\nStep: {plan.step}\nRemaining: {out.remaining or plan.remaining}"
+
+
+class _Recorder(Planner):
+    """The expert, recording (policy prompt, teacher target) pairs as it plays."""
+
+    name = "expert"
+
+    def __init__(self, policy: Policy, teacher: Teacher):
+        self.policy, self.teacher = policy, teacher
+        self.expert = ExpertPlanner()
+        self.demos: list[Demo] = []
+
+    def plan(self, contexts: list[PlannerContext]) -> list[PlannerOutput]:
+        outs = self.expert.plan(contexts)
+        for c, o in zip(contexts, outs):
+            p = self.policy.prompt_text(c)
+            self.demos.append(Demo(p, self.teacher.fill(p, o.text)))
+        return outs
+
+
+def sft_tasks(n: int, seed: int = 0):
+    """Clean, single-app train tasks (no multi-app: the paper's iOS data lacked them)."""
+    fams = {Family.SINGLE, Family.ANSWER, Family.ASK_USER}
+    return suite_tasks("train", n, seed=seed, perturb=PerturbConfig.off(), families=fams, single_app=True)
+
+
+def collect_demonstrations(policy: Policy, n_tasks: int, teacher: Teacher | None = None, seed: int = 0) -> list[Demo]:
+    rec = _Recorder(policy, teacher or TemplateTeacher())
+    judge = OracleJudge()
+    runner = EpisodeRunner(rec, AccessibilityGrounder(), judge, judge, judge)
+    trajs = runner.run(sft_tasks(n_tasks, seed))
+    assert all(t.success for t in trajs), "the expert failed a clean demonstration task"
+    return rec.demos
+
+
+@dataclass
+class SFTConfig:
+    n_tasks: int = 400
+    """Demonstration episodes (clean single-app train tasks)."""
+    epochs: int = 4
+    """Passes over the demonstrations."""
+    lr: float = 2e-3
+    """Peak AdamW learning rate (cosine decay, short linear warm-up)."""
+    batch_size: int = 32
+    """Demonstration steps per optimiser step (batches are length-bucketed)."""
+    heldout_frac: float = 0.1
+    """Share of demonstration steps kept out of training to measure held-out loss."""
+    weight_decay: float = 0.01
+    """AdamW weight decay."""
+    seed: int = 0
+    """Seed of the task selection and the batch order."""
+
+    def validate(self) -> "SFTConfig":
+        from navrl.rl.config import ConfigError
+        if self.n_tasks < 2 or self.epochs < 1 or self.batch_size < 1 or self.lr <= 0:
+            raise ConfigError(f"invalid SFT config {self}")
+        if not 0.0 < self.heldout_frac < 1.0:
+            raise ConfigError(f"heldout_frac must be in (0, 1), got {self.heldout_frac}")
+        return self
+
+
+@dataclass
+class SFTResult:
+    heldout_before: float
+    heldout_after: float
+    train_losses: list[float] = field(default_factory=list)
+    heldout_losses: list[float] = field(default_factory=list)
+    n_train: int = 0
+    n_heldout: int = 0
+    seconds: float = 0.0
+
+
+def _batches(demos: list[Demo], size: int, rng: random.Random | None) -> list[list[Demo]]:
+    order = sorted(demos, key=lambda d: len(d.prompt))          # length buckets: less padding
+    chunks = [order[i:i + size] for i in range(0, len(order), size)]
+    if rng is not None:
+        rng.shuffle(chunks)
+    return chunks
+
+
+def demo_loss(policy: Policy, batch: list[Demo]) -> torch.Tensor:
+    targets = [policy.encode_target(d.target) for d in batch]
+    sb = policy.score([d.prompt for d in batch], targets)
+    return -(sb.logprobs.sum() / sb.mask.sum())
+
+
+@torch.no_grad()
+def heldout_loss(policy: Policy, demos: list[Demo], size: int = 64) -> float:
+    tot, n = 0.0, 0
+    for b in _batches(demos, size, None):
+        targets = [policy.encode_target(d.target) for d in b]
+        sb = policy.score([d.prompt for d in b], targets)
+        tot += float(-sb.logprobs.sum())
+        n += int(sb.mask.sum())
+    return tot / max(n, 1)
+
+
+def train_sft(policy: Policy, demos: list[Demo], cfg: SFTConfig,
+              progress: Callable[[int, int, float], None] | None = None) -> SFTResult:
+    """Standard SFT: token cross-entropy on the targets, held-out loss before and after."""
+    cfg.validate()
+    t0 = time.perf_counter()
+    rng = random.Random(cfg.seed)
+    # split by prompt so near-duplicate steps do not leak across the split
+    idx = list(range(len(demos)))
+    rng.shuffle(idx)
+    k = max(1, int(len(demos) * cfg.heldout_frac))
+    held, train = [demos[i] for i in idx[:k]], [demos[i] for i in idx[k:]]
+    res = SFTResult(heldout_loss(policy, held), 0.0, n_train=len(train), n_heldout=len(held))
+    opt = torch.optim.AdamW(policy.policy_parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    total = cfg.epochs * ((len(train) + cfg.batch_size - 1) // cfg.batch_size)
+    warm = max(1, total // 20)
+    sched = torch.optim.lr_scheduler.LambdaLR(
+        opt, lambda s: min(1.0, (s + 1) / warm) * 0.5 * (1 + __import__("math").cos(__import__("math").pi * min(1.0, s / total))))
+    step = 0
+    for epoch in range(cfg.epochs):
+        for b in _batches(train, cfg.batch_size, rng):
+            loss = demo_loss(policy, b)
+            opt.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(policy.policy_parameters(), 1.0)
+            opt.step()
+            sched.step()
+            step += 1
+            res.train_losses.append(float(loss))
+            if progress is not None:
+                progress(step, total, float(loss))
+        res.heldout_losses.append(heldout_loss(policy, held))
+    res.heldout_after = res.heldout_losses[-1]
+    res.seconds = time.perf_counter() - t0
+    return res

@@ -1,0 +1,274 @@
+"""Online RL of the planner (DESIGN.md §5), CleanRL-style: each update reads top to bottom —
+collect, score, advantages, update, log.
+
+The grounder is frozen; the planner (a :class:`~navrl.agent.policy.base.Policy`) and a
+critic learn. Infrastructure failures arrive as ``valid=False`` trajectories and are left
+out of every loss and every statistic, and counted.
+"""
+from __future__ import annotations
+
+import copy
+import io
+import random
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import torch
+
+from navrl.agent.grounders.accessibility import AccessibilityGrounder
+from navrl.agent.grounders.base import Grounder
+from navrl.agent.policy.base import Policy
+from navrl.device.phone import PerturbConfig
+from navrl.rollout.evaluate import EvalResult, evaluate
+from navrl.fileio import atomic_write_bytes
+from navrl.judge.oracle import OracleJudge
+from navrl.judge.rewards import reward_preset
+from navrl.rl.advantages import AdvantageInputs, compute_advantages, discounted_returns
+from navrl.rl.batch import Batch
+from navrl.rl.config import ConfigError, TrainConfig
+from navrl.rl.critic import CriticAdapter
+from navrl.rl.estimators import AdvantageEstimator
+from navrl.rl.losses import critic_loss, ppo_policy_loss
+from navrl.rl.metrics import MetricsLogger
+from navrl.rollout.runner import EpisodeRunner, RunnerConfig
+from navrl.tasks.suites import sample_tasks
+
+
+class CheckpointError(ValueError):
+    """A checkpoint that is missing, unreadable or from an incompatible run."""
+
+
+@dataclass
+class UpdateStats:
+    update: int
+    metrics: dict = field(default_factory=dict)
+
+
+class Trainer:
+    def __init__(self, policy: Policy, cfg: TrainConfig, run_dir: str | Path, grounder: Grounder | None = None,
+                 devices_factory: Callable | None = None, log: bool = True):
+        cfg.validate()
+        torch.set_num_threads(cfg.torch_threads)
+        self.policy, self.cfg = policy, cfg
+        self.run_dir = Path(run_dir)
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        est = AdvantageEstimator(cfg.estimator)
+        self.estimator = est
+        self.rewards = reward_preset(cfg.reward_preset)
+        self.gamma = cfg.gamma if self.rewards.discount_dense else 1.0
+        self.critic = CriticAdapter("gigppo" if est is AdvantageEstimator.GIGPPO else "value", policy.state_dim,
+                                    cfg.gigppo_hidden_dim)
+        policy.critic = self.critic.plan_value
+        self.opt_policy = torch.optim.AdamW(policy.policy_parameters(), lr=cfg.policy_lr, weight_decay=cfg.weight_decay)
+        self.opt_critic = torch.optim.AdamW(self.critic.parameters(), lr=cfg.critic_lr)
+        self.ref_policy = copy.deepcopy(policy) if cfg.kl_coef > 0 else None
+        self.rng = random.Random(cfg.seed)
+        self.update = 0
+        judge = OracleJudge()
+        self.grounder = grounder or AccessibilityGrounder()
+        needs_hash = est in (AdvantageEstimator.GIGPPO, AdvantageEstimator.GIGPO)
+        self.runner = EpisodeRunner(policy, self.grounder, judge, judge, judge, rewards=self.rewards,
+                                    config=RunnerConfig(phash=needs_hash, max_steps=cfg.max_steps))
+        self.devices_factory = devices_factory
+        self.logger = MetricsLogger(self.run_dir) if log else None
+        self.masked_total = 0
+
+    # ================================================================== one update
+    def train_step(self, progress: Callable[[str, int, int], None] | None = None) -> UpdateStats:
+        cfg, pol = self.cfg, self.policy
+        u = self.update
+        tm: dict[str, float] = {}
+        t0 = time.perf_counter()
+
+        # 1. collect: tasks from the train suite, sibling rollouts per task, sampled outputs
+        perturb = None if cfg.train_perturb else PerturbConfig.off()
+        tasks = sample_tasks("train", cfg.tasks_per_update, self.rng, perturb=perturb)
+        batch_tasks = [t for t in tasks for _ in range(cfg.rollouts_per_task)]
+        groups = [g for g in range(len(tasks)) for _ in range(cfg.rollouts_per_task)]
+        pol.sample, pol.temperature = True, cfg.rollout_temperature
+        devices = self.devices_factory(batch_tasks) if self.devices_factory else None
+        before = dict(self.runner.timings)
+        trajs = self.runner.run(batch_tasks, devices=devices, groups=groups,
+                                on_step=(lambda k: progress("rollout", k, 0)) if progress else None)
+        tm["rollout"] = time.perf_counter() - t0
+        tm["judge"] = self.runner.timings["judge"] - before["judge"]
+
+        # 2. score: the judges already scored every step; pack rewards into tensors
+        t1 = time.perf_counter()
+        batch = Batch.from_trajectories(trajs)
+        mask = batch.step_mask & batch.valid[:, None]
+
+        # 3. advantages: states at the last prompt token, critic values, estimator registry
+        states = self._states(batch)                                    # [B,T,D], no grad
+        G = discounted_returns(batch.step_rewards, batch.terminal_rewards, batch.step_mask & batch.valid[:, None],
+                               self.gamma)
+        with torch.no_grad():
+            V = self.critic.grid_values(states, G, batch) if cfg.uses_critic else None
+        adv = compute_advantages(self.estimator, AdvantageInputs(
+            step_rewards=batch.step_rewards, terminal_rewards=batch.terminal_rewards, step_mask=batch.step_mask,
+            valid=batch.valid, group_ids=batch.group_ids, gamma=self.gamma, values=V, state_keys=batch.state_keys,
+            gigpo_step_weight=cfg.gigpo_step_weight, whiten=cfg.whiten_advantages))
+        tm["advantages"] = time.perf_counter() - t1
+
+        # 4. update: the critic always, the policy after the warm-up
+        t2 = time.perf_counter()
+        c_stats = self._update_critic(states, adv.returns, batch, mask) if cfg.uses_critic else {}
+        frozen = cfg.policy_frozen(u)
+        p_stats = {} if frozen else self._update_policy(batch, adv.advantages, progress)
+        tm["update"] = time.perf_counter() - t2
+
+        # 5. log
+        self.update += 1
+        m = self._rollout_metrics(trajs)
+        m.update(c_stats)
+        m.update(p_stats)
+        m.update(policy_frozen=frozen, time=tm, samples=len(batch.samples))
+        self.masked_total += m["masked"]
+        m["masked_total"] = self.masked_total
+        rec = {"kind": "update", "update": self.update, **m}
+        if self.logger:
+            self.logger.log(rec)
+        return UpdateStats(self.update, rec)
+
+    # ================================================================== pieces
+    @torch.no_grad()
+    def _states(self, batch: Batch) -> torch.Tensor:
+        D = self.policy.state_dim
+        out = torch.zeros(batch.B, batch.step_mask.shape[1], D)
+        S = batch.samples
+        for chunk in _length_chunks(S, self.cfg.minibatch_size):
+            sb = self.policy.score([s.prompt for s in chunk], [s.output_ids for s in chunk])
+            for s, h in zip(chunk, sb.state):
+                out[s.b, s.t] = h
+        return out
+
+    def _update_critic(self, states, returns, batch: Batch, mask) -> dict:
+        cfg = self.cfg
+        stats = []
+        for _ in range(cfg.critic_steps):
+            V = self.critic.grid_values(states, returns, batch)
+            out = critic_loss(V, returns, mask, clip_range=None)
+            self.opt_critic.zero_grad()
+            out.loss.backward()
+            if cfg.grad_clip:
+                torch.nn.utils.clip_grad_norm_(list(self.critic.parameters()), cfg.grad_clip)
+            self.opt_critic.step()
+            stats.append(out)
+        return stats[-1].stats()
+
+    def _update_policy(self, batch: Batch, advantages: torch.Tensor, progress=None) -> dict:
+        cfg, pol = self.cfg, self.policy
+        S = batch.samples
+        if not S:
+            return {}
+        agg: Counter = Counter()
+        n = 0
+        for epoch in range(cfg.ppo_epochs):
+            chunks = _length_chunks(S, cfg.minibatch_size)
+            self.rng.shuffle(chunks)
+            for chunk in chunks:
+                sb = pol.score([s.prompt for s in chunk], [s.output_ids for s in chunk])
+                L = sb.logprobs.shape[1]
+                old = torch.zeros(len(chunk), L)
+                for i, s in enumerate(chunk):
+                    old[i, :len(s.old_logprobs)] = torch.tensor(s.old_logprobs[:L])
+                a = torch.stack([advantages[s.b, s.t] for s in chunk])
+                ref = None
+                if self.ref_policy is not None:
+                    with torch.no_grad():
+                        ref = self.ref_policy.score([s.prompt for s in chunk], [s.output_ids for s in chunk]).logprobs
+                out = ppo_policy_loss(sb.logprobs, old, a, sb.mask, cfg.clip_eps, ref_logp=ref, kl_coef=cfg.kl_coef,
+                                      entropy=sb.entropy, entropy_coef=cfg.entropy_coef)
+                self.opt_policy.zero_grad()
+                out.loss.backward()
+                if cfg.grad_clip:
+                    torch.nn.utils.clip_grad_norm_(pol.policy_parameters(), cfg.grad_clip)
+                self.opt_policy.step()
+                for k, v in out.stats().items():
+                    agg[k] += float(v)
+                n += 1
+                if progress:
+                    progress("update", 1, 0)
+        return {k: v / n for k, v in agg.items()}
+
+    @staticmethod
+    def _rollout_metrics(trajs) -> dict:
+        valid = [t for t in trajs if t.valid]
+        verdicts = Counter(s.verdict for t in valid for s in t.steps if s.verdict)
+        return {
+            "success": sum(t.success for t in valid) / max(1, len(valid)),
+            "mean_return": sum(t.total_reward for t in valid) / max(1, len(valid)),
+            "episode_length": sum(t.length for t in valid) / max(1, len(valid)),
+            "masked": len(trajs) - len(valid),
+            "masked_fraction": (len(trajs) - len(valid)) / max(1, len(trajs)),
+            "masked_reasons": dict(Counter(t.invalid_reason for t in trajs if not t.valid)),
+            "verdicts": dict(verdicts),
+            "unparseable": sum(1 for t in valid for s in t.steps if s.kind == "unparseable"),
+        }
+
+    # ================================================================== evaluation
+    def evaluate(self, suites=None, episodes: int | None = None, progress=None) -> dict[str, EvalResult]:
+        pol = self.policy
+        pol.sample = False
+        out = {}
+        for s in suites or self.cfg.eval_suites:
+            out[s] = evaluate(pol, s, episodes or self.cfg.eval_episodes, progress=progress)
+        pol.sample = True
+        if self.logger:
+            self.logger.log({"kind": "eval", "update": self.update,
+                             **{s: r.to_dict() for s, r in out.items()}})
+        return out
+
+    # ================================================================== checkpoints
+    def checkpoint_state(self) -> dict:
+        return {"format": "navrl-checkpoint-1", "update": self.update, "config": self.cfg.to_dict(),
+                "policy_kind": type(self.policy).__name__, "policy": self.policy.state_dict_all(),
+                "critic": self.critic.net.state_dict(), "opt_policy": self.opt_policy.state_dict(),
+                "opt_critic": self.opt_critic.state_dict(), "rng": self.rng.getstate(),
+                "torch_rng": torch.get_rng_state(), "masked_total": self.masked_total}
+
+    def save_checkpoint(self, path: str | Path | None = None) -> Path:
+        path = Path(path) if path else self.run_dir / "checkpoints" / f"update_{self.update:05d}.pt"
+        buf = io.BytesIO()
+        torch.save(self.checkpoint_state(), buf)
+        atomic_write_bytes(path, buf.getvalue())
+        atomic_write_bytes(self.run_dir / "checkpoints" / "last.txt", path.name.encode())
+        return path
+
+    def load_checkpoint(self, path: str | Path) -> None:
+        st = load_checkpoint_file(path)
+        self.policy.load_state_dict_all(st["policy"])
+        self.critic.net.load_state_dict(st["critic"])
+        self.opt_policy.load_state_dict(st["opt_policy"])
+        self.opt_critic.load_state_dict(st["opt_critic"])
+        self.rng.setstate(st["rng"])
+        torch.set_rng_state(st["torch_rng"])
+        self.update = int(st["update"])
+        self.masked_total = int(st.get("masked_total", 0))
+
+
+def load_checkpoint_file(path: str | Path) -> dict:
+    p = Path(path)
+    if p.is_dir():
+        last = p / "checkpoints" / "last.txt"
+        if not last.exists():
+            raise CheckpointError(f"no checkpoint in {p}")
+        p = p / "checkpoints" / last.read_text().strip()
+    if not p.exists():
+        raise CheckpointError(f"checkpoint not found: {p}")
+    try:
+        st = torch.load(p, map_location="cpu", weights_only=False)
+    except Exception as e:
+        raise CheckpointError(f"checkpoint {p} is unreadable ({type(e).__name__})") from None
+    if not isinstance(st, dict) or st.get("format") != "navrl-checkpoint-1":
+        raise CheckpointError(f"{p} is not a navrl checkpoint")
+    return st
+
+
+def _length_chunks(samples, size: int) -> list[list]:
+    """Minibatches of similar prompt length (less padding), in a deterministic order."""
+    order = sorted(samples, key=lambda s: (len(s.prompt), s.b, s.t))
+    return [order[i:i + size] for i in range(0, len(order), size)]
