@@ -326,3 +326,13 @@ def test_failed_device_raises_its_reason():
             call()
         assert e.value.reason == "device_host_lost"
     assert not d.health().ok
+
+
+def test_restore_has_its_own_longer_deadline():
+    be = FakeBackend(lambda slot: FakeDevice(hang={"restore": 0.4, "observe": 0.4}))
+    with DevicePool(be, PoolConfig(size=1, call_timeout_s=0.2, restore_timeout_s=2.0)) as pool:
+        d = pool.lease("t")                   # a 0.4 s snapshot load fits the restore deadline
+        assert pool.stats()["per_device"][0]["timeouts"] == 0
+        with pytest.raises(DeviceTimeout):    # a 0.4 s observation misses the 0.2 s call deadline
+            d.observe()
+        assert pool.stats()["per_device"][0]["timeouts"] == 1

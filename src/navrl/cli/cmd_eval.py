@@ -16,10 +16,8 @@ def register(sub) -> None:
     e.add_argument("--batch", type=int, default=64, help="episodes run side by side")
     e.add_argument("--out", default=None, help="where trajectories and results.json go (default runs/eval-<suite>)")
     e.add_argument("--frames", action="store_true", help="also save PNG frames")
-    e.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
-                   help="run the devices in Ray device-host actors: a local Ray instance, or the cluster at "
-                        "ADDRESS (e.g. auto); needs pip install 'navrl[ray]'")
-    e.add_argument("--hosts", type=int, default=2, help="device-host actors with --ray (default 2)")
+    from navrl.device.ray_farm import add_farm_arguments
+    add_farm_arguments(e)
     e.set_defaults(fn=run)
 
 

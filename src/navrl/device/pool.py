@@ -96,6 +96,9 @@ class PoolConfig:
     call_timeout_s: float | None = 30.0
     """Deadline of every single device call (observe, act, snapshot, restore, health).
     None runs calls inline without a deadline (only for in-process devices that cannot hang)."""
+    restore_timeout_s: float | None = 180.0
+    """Deadline of ``restore`` (loading an emulator snapshot takes far longer than a tap);
+    None uses ``call_timeout_s``."""
     reconnect_timeout_s: float = 60.0
     """Deadline of one ``backend.reconnect`` or ``backend.create``."""
     lease_timeout_s: float = 60.0
@@ -712,6 +715,8 @@ class DevicePool:
         timeout = self.cfg.call_timeout_s
         if timeout is None:
             return fn(*args)
+        if name == "restore" and self.cfg.restore_timeout_s is not None:
+            timeout = self.cfg.restore_timeout_s
         if self.backend.in_process:
             t0 = time.monotonic()
             out = fn(*args)
