@@ -159,7 +159,11 @@ def test_host_process_dying_mid_batch_masks_its_in_flight_episodes(farm, in_proc
 def test_make_device_factory_selects_in_process_or_ray(local_ray):
     pool = make_device_factory(None, devices=8)
     assert isinstance(pool, DevicePool) and pool.cfg.size == 8
+    assert pool(TASKS[:4]) is pool                    # usable as devices_factory(batch_tasks)
+    assert [outcome(t) for t in runner().run(TASKS[:4], devices=pool(TASKS[:4]))] == \
+        [outcome(t) for t in runner().run(TASKS[:4])]
     pool.close()
+    assert make_device_factory(None).cfg.size == 512
     f = make_device_factory("local", devices=5, hosts=1, screenshots="eager")   # joins the running instance
     try:
         assert isinstance(f, RayFarm) and f.cfg.devices_per_host == 5 and len(f.clients) == 1

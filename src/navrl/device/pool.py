@@ -530,6 +530,11 @@ class DevicePool:
             return list(self._dispatcher().map(one, tasks))
         return [one(t) for t in tasks]
 
+    def __call__(self, tasks: Sequence[Any] | None = None) -> "DevicePool":
+        """A farm is its own device factory: ``factory(batch_tasks)`` is the source the
+        runner leases that batch from (and returns it to)."""
+        return self
+
     def release_batch(self, devices: Iterable[Device]) -> None:
         """Return every pooled device of a finished batch (other devices are ignored)."""
         for d in devices:

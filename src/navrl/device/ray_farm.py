@@ -548,6 +548,11 @@ class RayFarm:
         self.batches += 1
         return out
 
+    def __call__(self, tasks: Sequence[Any] | None = None) -> "RayFarm":
+        """A farm is its own device factory: ``factory(batch_tasks)`` is the source the
+        runner leases that batch from (and returns it to)."""
+        return self
+
     def release_batch(self, devices: Iterable[Device]) -> None:
         """Give the devices back (one call per host, not awaited) and log host-lost masks."""
         by_host: dict[tuple[int, str], list[int]] = {}
@@ -623,20 +628,22 @@ def add_farm_arguments(parser: Any) -> None:
     parser.add_argument("--hosts", type=int, default=2, help="device-host actors with --ray (default 2)")
 
 
-def make_device_factory(ray_address: str | None = None, *, devices: int = 64, hosts: int | None = None,
+def make_device_factory(ray_address: str | None = None, *, devices: int = 512, hosts: int | None = None,
                         backend: DeviceBackend | None = None, pool: PoolConfig | None = None,
                         screenshots: str = "lazy", **ray_init: Any) -> DeviceFarm:
     """The device source for a run: what ``--ray [ADDRESS]`` selects.
 
-    - ``ray_address=None``: the embedded default, an in-process :class:`DevicePool` of
-      ``devices`` devices.
+    - ``ray_address=None``: the embedded default, an in-process :class:`DevicePool` of at
+      most ``devices`` devices (made on demand, so a generous bound costs nothing).
     - ``"local"`` (``--ray`` without an address): start a local Ray instance and ``hosts``
       host actors (default 2) with ``ceil(devices / hosts)`` devices each.
     - any other string: join that Ray cluster (``"auto"``, ``"ray://head:10001"`` …).
 
     The result has ``lease_batch``/``release_batch``: pass it as ``devices=`` to
-    :meth:`navrl.rollout.runner.EpisodeRunner.run`; log its ``stats()``; ``close()`` it at
-    the end. Raises FarmUnavailable when Ray is needed but missing.
+    :meth:`navrl.rollout.runner.EpisodeRunner.run` (calling it with a batch's tasks returns
+    itself, so it also serves where a ``devices_factory(tasks)`` is expected); log its
+    ``stats()`` (``masked_host_lost`` counts host-lost masks); ``close()`` it at the end.
+    A batch may not exceed ``devices``. Raises FarmUnavailable when Ray is needed but missing.
     """
     be = backend or PhoneWorldBackend()
     if ray_address is None:
