@@ -73,7 +73,7 @@ def train_with_progress(trainer, num_updates: int, evaluate_every: int, on_eval=
     trainer.save_checkpoint()
 
 
-def make_trainer(args, preset):
+def make_trainer(args, preset, over: dict | None = None):
     from navrl.experiments.pipeline import load_policy
     from navrl.rl.config import ConfigError
     from navrl.rl.trainer import CheckpointError, Trainer, load_checkpoint_file
@@ -82,7 +82,7 @@ def make_trainer(args, preset):
         if args.resume:
             st = load_checkpoint_file(out)
             from navrl.rl.config import TrainConfig
-            cfg = TrainConfig.from_dict(st["config"])
+            cfg = TrainConfig.from_dict({**st["config"], **(over or {})})
             policy = load_policy(out)
             trainer = Trainer(policy, cfg, out, devices_factory=_devices(args))
             trainer.load_checkpoint(out)
@@ -120,7 +120,7 @@ def run(args) -> int:
         preset = get_preset(args.preset, **over)
     except (ConfigError, TypeError, ValueError) as e:
         raise CLIError(str(e).splitlines()[0]) from None
-    trainer = make_trainer(args, preset)
+    trainer = make_trainer(args, preset, over)
     n = trainer.cfg.num_updates
     train_with_progress(trainer, n, trainer.cfg.eval_every)
     res = trainer.evaluate()

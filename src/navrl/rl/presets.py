@@ -36,7 +36,7 @@ def _presets() -> dict[str, Preset]:
             description="SFT + online PPO on a 2-core CPU in about 15 minutes"),
         "quick": Preset(
             "quick",
-            SFTConfig(n_tasks=12, epochs=1, batch_size=16),
+            SFTConfig(n_tasks=12, epochs=6, batch_size=16, lr=5e-3),
             TinyConfig(d_model=32, n_layers=1, n_heads=2, d_ff=64, max_new_tokens=24),
             TrainConfig(tasks_per_update=2, rollouts_per_task=2, max_steps=4, num_updates=2,
                         critic_warmup_updates=1, critic_lr_ratio=10.0, policy_lr=1e-3, minibatch_size=16,

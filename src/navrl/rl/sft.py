@@ -197,7 +197,7 @@ def train_sft(policy: Policy, demos: list[Demo], cfg: SFTConfig,
             opt.step()
             sched.step()
             step += 1
-            res.train_losses.append(float(loss))
+            res.train_losses.append(loss.item())
             if progress is not None:
                 progress(step, total, float(loss))
         res.heldout_losses.append(heldout_loss(policy, held))

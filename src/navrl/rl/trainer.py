@@ -78,33 +78,38 @@ class Trainer:
 
     # ================================================================== one update
     def train_step(self, progress: Callable[[str, int, int], None] | None = None) -> UpdateStats:
-        cfg, pol = self.cfg, self.policy
-        u = self.update
-        tm: dict[str, float] = {}
+        """One update: collect rollouts on live devices, then learn from them."""
         t0 = time.perf_counter()
+        trajs, judge_time = self.collect(progress)
+        return self.learn(trajs, {"rollout": time.perf_counter() - t0, "judge": judge_time}, progress)
 
-        # 1. collect: tasks from the train suite, sibling rollouts per task, sampled outputs
+    def collect(self, progress=None):
+        """1. collect: tasks from the train suite, sibling rollouts per task, sampled outputs.
+        The judges score every step inside the runner (2. score)."""
+        cfg, pol = self.cfg, self.policy
         perturb = None if cfg.train_perturb else PerturbConfig.off()
         tasks = sample_tasks("train", cfg.tasks_per_update, self.rng, perturb=perturb)
         batch_tasks = [t for t in tasks for _ in range(cfg.rollouts_per_task)]
         groups = [g for g in range(len(tasks)) for _ in range(cfg.rollouts_per_task)]
         pol.sample, pol.temperature = True, cfg.rollout_temperature
         devices = self.devices_factory(batch_tasks) if self.devices_factory else None
-        before = dict(self.runner.timings)
+        before = self.runner.timings["judge"]
         trajs = self.runner.run(batch_tasks, devices=devices, groups=groups,
                                 on_step=(lambda k: progress("rollout", k, 0)) if progress else None)
-        tm["rollout"] = time.perf_counter() - t0
-        tm["judge"] = self.runner.timings["judge"] - before["judge"]
+        return trajs, self.runner.timings["judge"] - before
 
-        # 2. score: the judges already scored every step; pack rewards into tensors
+    def learn(self, trajs, tm: dict | None = None, progress=None) -> UpdateStats:
+        """3. advantages and 4. update from scored trajectories, then 5. log."""
+        cfg = self.cfg
+        u = self.update
+        tm = dict(tm or {})
         t1 = time.perf_counter()
         batch = Batch.from_trajectories(trajs)
         mask = batch.step_mask & batch.valid[:, None]
 
         # 3. advantages: states at the last prompt token, critic values, estimator registry
         states = self._states(batch)                                    # [B,T,D], no grad
-        G = discounted_returns(batch.step_rewards, batch.terminal_rewards, batch.step_mask & batch.valid[:, None],
-                               self.gamma)
+        G = discounted_returns(batch.step_rewards, batch.terminal_rewards, mask, self.gamma)
         with torch.no_grad():
             V = self.critic.grid_values(states, G, batch) if cfg.uses_critic else None
         adv = compute_advantages(self.estimator, AdvantageInputs(

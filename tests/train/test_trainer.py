@@ -1,0 +1,140 @@
+"""The main job on the tiny planner: SFT, PPO updates, warm-up, masking, resume, bad input."""
+from __future__ import annotations
+
+import copy
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from navrl.experiments.pipeline import build_tiny_policy, load_policy, run_sft, save_policy
+from navrl.rl.presets import get_preset
+from navrl.rl.sft import collect_demonstrations, heldout_loss, train_sft
+from navrl.rl.trainer import Trainer
+
+torch.set_num_threads(1)
+
+
+@pytest.fixture(scope="module")
+def quick():
+    return get_preset("quick")
+
+
+@pytest.fixture(scope="module")
+def sft_policy(quick, tmp_path_factory):
+    out = tmp_path_factory.mktemp("sft")
+    policy, res = run_sft(quick, out)
+    return out / "sft.pt", res
+
+
+def _params(policy) -> list[torch.Tensor]:
+    return [p.detach().clone() for p in policy.policy_parameters()]
+
+
+def _same(a, b) -> bool:
+    return all(torch.equal(x, y) for x, y in zip(a, b))
+
+
+def test_sft_lowers_heldout_loss(sft_policy) -> None:
+    _, res = sft_policy
+    assert res.heldout_after < res.heldout_before - 0.5
+    assert res.n_train > 0 and res.n_heldout > 0
+
+
+def test_policy_frozen_during_warmup_then_changes(quick, sft_policy, tmp_path) -> None:
+    policy = load_policy(sft_policy[0])
+    cfg = copy.replace(quick.train, critic_warmup_updates=1) if hasattr(copy, "replace") else quick.train
+    tr = Trainer(policy, cfg, tmp_path, log=False)
+    p0 = _params(policy)
+    c0 = [p.detach().clone() for p in tr.critic.parameters()]
+    st = tr.train_step()
+    assert st.metrics["policy_frozen"] is True
+    assert _same(p0, _params(policy))                                   # bit-identical policy
+    assert not _same(c0, [p.detach().clone() for p in tr.critic.parameters()])   # the critic learned
+    st = tr.train_step()
+    assert st.metrics["policy_frozen"] is False
+    assert not _same(p0, _params(policy))                               # now the policy moves
+    assert "policy/clip_fraction" in st.metrics and "critic/explained_variance" in st.metrics
+
+
+def test_update_ignores_invalid_trajectories(quick, sft_policy, tmp_path) -> None:
+    from dataclasses import replace
+    cfg = replace(quick.train, critic_warmup_updates=0, tasks_per_update=2, rollouts_per_task=2)
+    base = load_policy(sft_policy[0])
+    tr0 = Trainer(copy.deepcopy(base), cfg, tmp_path / "a", log=False)
+    trajs, _ = tr0.collect()
+    # mark one trajectory invalid (as an infrastructure failure would), then corrupt everything in it
+    bad = copy.deepcopy(trajs)
+    bad[1].valid, bad[1].invalid_reason = False, "device_lost"
+    worse = copy.deepcopy(bad)
+    for s in worse[1].steps:
+        s.reward = 99.0
+        s.logprobs = [-0.01] * len(s.logprobs or [])
+    worse[1].terminal_reward = -50.0
+    results = []
+    for tj in (bad, worse):
+        torch.manual_seed(0)
+        tr = Trainer(copy.deepcopy(base), cfg, tmp_path / "b", log=False)
+        tr.critic.net.load_state_dict(tr0.critic.net.state_dict())
+        tr.learn(tj)
+        results.append((_params(tr.policy), [p.detach().clone() for p in tr.critic.parameters()]))
+    assert _same(results[0][0], results[1][0])
+    assert _same(results[0][1], results[1][1])
+
+
+def test_resume_reproduces_the_next_update(quick, sft_policy, tmp_path) -> None:
+    from dataclasses import replace
+    cfg = replace(quick.train, critic_warmup_updates=1, num_updates=3)
+    a = Trainer(load_policy(sft_policy[0]), cfg, tmp_path / "a", log=False)
+    a.train_step()
+    a.train_step()
+    ck = a.save_checkpoint()
+    ref = a.train_step().metrics
+    b = Trainer(load_policy(ck), cfg, tmp_path / "b", log=False)
+    b.load_checkpoint(ck)
+    got = b.train_step().metrics
+    for k in ("critic/loss", "policy/loss", "policy/approx_kl", "mean_return"):
+        assert abs(ref[k] - got[k]) <= 1e-6, (k, ref[k], got[k])
+    assert _same(_params(a.policy), _params(b.policy))
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "navrl.cli.main", *args], capture_output=True, text=True,
+                          timeout=300)
+
+
+def test_bad_input_is_one_line_and_exit_2(tmp_path, sft_policy) -> None:
+    corrupt = tmp_path / "bad.pt"
+    corrupt.write_bytes(b"not a checkpoint")
+    cases = [
+        ("train", "--preset", "nope", "--init", str(sft_policy[0])),
+        ("train", "--preset", "quick", "--init", str(tmp_path / "missing.pt"), "--out", str(tmp_path / "r1")),
+        ("train", "--preset", "quick", "--init", str(corrupt), "--out", str(tmp_path / "r2")),
+        ("train", "--preset", "quick", "--resume", "--out", str(tmp_path / "empty")),
+        ("train", "--preset", "quick", "--init", str(sft_policy[0]), "--set", "gamma=7", "--out", str(tmp_path / "r3")),
+        ("train", "--preset", "quick", "--init", str(sft_policy[0]), "--set", "nosuchfield=1"),
+        ("sft", "--preset", "bogus"),
+        ("report", str(tmp_path / "nothing-here")),
+    ]
+    for args in cases:
+        r = _cli(*args)
+        assert r.returncode == 2, (args, r.stdout, r.stderr)
+        lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+        assert len(lines) == 1 and lines[0].startswith("navrl: error:"), (args, r.stderr)
+
+
+def test_train_cli_quick_end_to_end_with_report(tmp_path, sft_policy) -> None:
+    out = tmp_path / "run"
+    r = _cli("train", "--preset", "quick", "--init", str(sft_policy[0]), "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    assert (out / "metrics.jsonl").exists() and (out / "checkpoints" / "last.txt").exists()
+    r = _cli("train", "--preset", "quick", "--resume", "--updates", "3", "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    import json
+    ups = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines()]
+    assert [u["update"] for u in ups if u["kind"] == "update"] == [1, 2, 3]
+    r = _cli("report", str(out))
+    assert r.returncode == 0, r.stderr
+    html = (out / "report.html").read_text()
+    assert "<img" in html and "Learning curves" in html
