@@ -220,19 +220,24 @@ class HFPlannerConfig:
 
 
 class _LogprobRecorder:
-    """Logits processor that records log p(token) under the raw (untempered) logits.
+    """Logits processor that bans the vision placeholder tokens and records log p(token)
+    under the raw (untempered) logits.
 
     Called once per generated token, before sampling; the token chosen at call k is read at
     call k + 1 (it is then the last input id) and, for the final token, by :meth:`finish`.
     """
 
-    def __init__(self):
+    def __init__(self, banned: list[int]):
+        self.banned = banned
         self.prev: torch.Tensor | None = None
         self.lps: list[torch.Tensor] = []
 
     def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
         if self.prev is not None:
             self.lps.append(self.prev.gather(1, input_ids[:, -1:]).squeeze(1))
+        if self.banned:
+            scores = scores.clone()
+            scores[:, self.banned] = float("-inf")
         self.prev = torch.log_softmax(scores.float(), dim=-1)
         return scores
 
@@ -274,7 +279,10 @@ class HFPlanner(Policy):
             raise ValueError(f"kind must be auto/vlm/causal, got {c.kind!r}")
         self.kind = kind
         self.tokenizer = AutoTokenizer.from_pretrained(c.model, **load)
-        mkw = dict(load, dtype=self.dtype)
+        import transformers
+        new_api = int(transformers.__version__.split(".")[0]) >= 5 or tuple(
+            int(x) for x in transformers.__version__.split(".")[:2]) >= (4, 56)
+        mkw = dict(load, **{"dtype" if new_api else "torch_dtype": self.dtype})
         if c.attn_implementation:
             mkw["attn_implementation"] = c.attn_implementation
         if kind == "vlm":
@@ -341,9 +349,15 @@ class HFPlanner(Policy):
 
         fwd = inspect.signature(self._base_model().forward).parameters
         self._has_logits_to_keep = "logits_to_keep" in fwd
+        self._has_mm_types = "mm_token_type_ids" in fwd   # transformers >= 5 (M-RoPE needs it there)
         self.prompt_cfg = PromptConfig(max_history=c.prompt_history, max_ui_lines=c.prompt_ui_lines,
                                        include_reasoning=c.prompt_reasoning, compact=c.prompt_compact)
         self.images = ImageCache(c.image_cache_size, c.image_store)
+        # the policy never writes vision placeholders (score() would read them as image slots):
+        # they are masked out of its distribution in generation and in score() alike
+        self.banned_ids: list[int] = sorted({int(i) for i in (getattr(hf_cfg, a, None) for a in (
+            "image_token_id", "video_token_id", "vision_start_token_id", "vision_end_token_id")) if i is not None}
+            - set(self.stop_ids))
         self.sample = True
         self.temperature = c.temperature
         self.critic = None   # set by the trainer: maps state [N,H] -> value [N] (logged only)
@@ -477,7 +491,8 @@ class HFPlanner(Policy):
         kw = {"input_ids": ids.to(self.device), "attention_mask": att.to(self.device)}
         if vision:
             kw.update(vision)
-            kw["mm_token_type_ids"] = (ids == self.image_token_id).long().to(self.device)
+            if self._has_mm_types:
+                kw["mm_token_type_ids"] = (ids == self.image_token_id).long().to(self.device)
         else:
             # text only: positions from the attention mask, as generate() computes them
             kw["position_ids"] = ((att.cumsum(1) - 1).clamp(min=0)).to(self.device)
@@ -507,7 +522,7 @@ class HFPlanner(Policy):
             temperature=float(self.temperature) if self.sample else None, top_k=0 if self.sample else None,
             top_p=1.0 if self.sample else None, eos_token_id=list(self.stop_ids), pad_token_id=self.pad_id,
             return_dict_in_generate=True)
-        rec = _LogprobRecorder()
+        rec = _LogprobRecorder(self.banned_ids)
         hook_state: dict = {}
 
         def grab(_mod, args):
@@ -564,15 +579,15 @@ class HFPlanner(Policy):
             kw["logits_to_keep"] = Lo + 1     # columns Lp-1 .. Lp+Lo-1: the output predictions (+1 unused)
         res = self.model(**kw, output_hidden_states=True, use_cache=False)
         logits = res.logits[:, -(Lo + 1):-1] if self._has_logits_to_keep else res.logits[:, Lp - 1:Lp - 1 + Lo]
+        if self.banned_ids:
+            logits = logits.clone()
+            logits[..., self.banned_ids] = float("-inf")
         logp_all = torch.log_softmax(logits.float(), dim=-1)
         m = omask.to(self.device).float()
         tgt = oids.to(self.device)
         logp = logp_all.gather(2, tgt[..., None]).squeeze(2) * m
-        if self.config.entropy_grad:
-            ent = -(logp_all.exp() * logp_all).sum(-1) * m
-        else:
-            with torch.no_grad():
-                ent = -(logp_all.exp() * logp_all).sum(-1) * m
+        with torch.set_grad_enabled(torch.is_grad_enabled() and self.config.entropy_grad):
+            ent = -(logp_all.exp() * logp_all.clamp_min(torch.finfo(logp_all.dtype).min)).sum(-1) * m
         state = last_prompt_token_hidden(res.hidden_states[-1], patt.sum(1).to(self.device), att.to(self.device),
                                          padding_side="left").float()
         return ScoredBatch(logp.cpu(), m.cpu(), ent.cpu(), state.cpu())
