@@ -84,8 +84,9 @@ def test_api_planner_in_the_runner(fake_server, make_client, task):
     assert tr.steps[0].kind == "unparseable" and tr.steps[0].reward == -1.0
     assert tr.steps[0].usage["prompt_tokens"] == 100 and tr.end == "complete"
     fake_server.default = status(500)
-    with pytest.raises(APIUnavailable):
-        EpisodeRunner(APIPlanner(make_client(max_retries=1)), AccessibilityGrounder(), j, j, j).run([task])
+    # an outage is infrastructure: the episode is masked, never charged as the agent's output
+    [bad] = EpisodeRunner(APIPlanner(make_client(max_retries=1)), AccessibilityGrounder(), j, j, j).run([task])
+    assert not bad.valid and bad.invalid_reason == "planner_unavailable" and bad.total_reward == 0.0
 
 
 def test_llm_user_answers_from_profile(fake_server, make_client):

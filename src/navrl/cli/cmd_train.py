@@ -20,8 +20,12 @@ def register(sub) -> None:
     t.add_argument("--seed", type=int)
     t.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
                    help="override any TrainConfig field (JSON value), e.g. --set policy_lr=1e-4")
-    t.add_argument("--ray", nargs="?", const="auto", default=None, metavar="ADDRESS",
-                   help="devices on Ray device hosts (local cluster if no address)")
+    try:
+        from navrl.device.ray_farm import add_farm_arguments
+        add_farm_arguments(t)
+    except ImportError:  # ray extra missing: --ray reports it when used
+        t.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS")
+        t.add_argument("--hosts", type=int, default=2)
     t.set_defaults(fn=run)
 
 
@@ -84,25 +88,27 @@ def make_trainer(args, preset, over: dict | None = None):
             from navrl.rl.config import TrainConfig
             cfg = TrainConfig.from_dict({**st["config"], **(over or {})})
             policy = load_policy(out)
-            trainer = Trainer(policy, cfg, out, devices_factory=_devices(args))
+            trainer = Trainer(policy, cfg, out, devices_factory=_devices(args, cfg.trajectories_per_update))
             trainer.load_checkpoint(out)
             return trainer
         if not args.init:
             raise CLIError("--init SFT_POLICY is required (or --resume)")
         policy = load_policy(args.init)
-        return Trainer(policy, preset.train, out, devices_factory=_devices(args))
+        return Trainer(policy, preset.train, out,
+                       devices_factory=_devices(args, preset.train.trajectories_per_update))
     except (CheckpointError, ConfigError) as e:
         raise CLIError(str(e)) from None
 
 
-def _devices(args):
+def _devices(args, batch: int = 512):
+    """The device farm --ray selects (Ray device hosts), or None for the in-process default."""
     if not getattr(args, "ray", None):
         return None
     try:
         from navrl.device.ray_farm import make_device_factory
     except ImportError as e:
         raise CLIError(f"--ray needs the ray extra (pip install navrl[ray]): {e}") from None
-    return make_device_factory(None if args.ray == "auto" else args.ray)
+    return make_device_factory(args.ray, devices=batch, hosts=args.hosts)
 
 
 def run(args) -> int:
@@ -122,8 +128,14 @@ def run(args) -> int:
         raise CLIError(str(e).splitlines()[0]) from None
     trainer = make_trainer(args, preset, over)
     n = trainer.cfg.num_updates
-    train_with_progress(trainer, n, trainer.cfg.eval_every)
-    res = trainer.evaluate()
+    try:
+        train_with_progress(trainer, n, trainer.cfg.eval_every)
+        res = trainer.evaluate()
+    finally:
+        farm = trainer.devices_factory
+        if farm is not None and hasattr(farm, "close"):
+            print(f"device farm: {farm.stats()}")
+            farm.close()
     for s, r in res.items():
         print(f"{s}: {r.summary().splitlines()[0]}")
     print(f"run: {trainer.run_dir}  (navrl report {trainer.run_dir})")

@@ -46,6 +46,8 @@ class RewardConfig:
     def terminal(self, v: TerminalVerdict, end: EndReason) -> float:
         if end is EndReason.INVALID:
             return 0.0
+        if v is not TerminalVerdict.FAIL and end is not EndReason.COMPLETE:
+            raise ValueError(f"terminal verdict {v.value} needs a declared completion, not {end.value}")
         if v is TerminalVerdict.SUCCESS:
             return self.done_complete
         if v is TerminalVerdict.BLOCKED_COMPLETE:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Callable, Generator
 
 from navrl.actions import ActionError, ActionKind
 from navrl.agent.grounders.base import Grounder, GroundingError
+from navrl.api.client import APIUnavailable
 from navrl.agent.plan import UNPARSEABLE, parse_plan
 from navrl.agent.planner import Planner, PlannerContext
 from navrl.device.base import Device, DeviceError
@@ -120,7 +121,12 @@ class EpisodeRunner:
             ctxs = [PlannerContext(ep.task, ep.obs, list(ep.plans), ep.remaining, list(ep.memory.qa), ep.device)
                     for ep in live]
             t0 = time.perf_counter()
-            outs = self.planner.plan(ctxs)
+            try:
+                outs = self.planner.plan(ctxs)
+            except APIUnavailable:   # an API planner that stays unreachable: infrastructure, masked
+                for ep in live:
+                    self._invalidate(ep, "planner_unavailable")
+                continue
             tm["planner"] += time.perf_counter() - t0
             # each episode's step runs up to its device action; then all device actions run
             # together (remote hosts and real devices in parallel); then each step is judged
@@ -182,6 +188,7 @@ class EpisodeRunner:
             from navrl.rl.gigppo import phash64
             st.phash = phash64(obs.screenshot)
         ep.traj.steps.append(st)
+        ep.traj.cost += float(st.usage.get("cost", 0.0) or 0.0)
         ep.screens = (ep.screens + [obs])[-3:]
         plan = parse_plan(out.text)
         budget = self.cfg.max_steps or task.max_steps
