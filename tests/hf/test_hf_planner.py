@@ -105,6 +105,16 @@ def test_rollout_logprobs_equal_score(models, contexts, kind, sample):
         assert [o.token_ids for o in pol.plan(contexts)] == [o.token_ids for o in outs]
 
 
+def test_vlm_text_only_and_split_generation_batches(models, contexts):
+    pol = make(models, "vlm", use_image=False, gen_batch_size=3)
+    assert not pol.uses_image
+    outs = pol.plan(contexts)
+    assert all(split_prompt_key(o.prompt)[0] is None for o in outs)
+    _check_match(pol, outs)
+    with pytest.raises(ValueError, match="takes no images"):
+        pol.score([make(models, "vlm").prompt_text(contexts[0])], [[pol.eos_id]])
+
+
 def test_state_is_read_before_the_output(models, contexts):
     pol = make(models, "vlm")
     prompts = [pol.prompt_text(c) for c in contexts[:2]]
@@ -260,6 +270,7 @@ def test_state_dict_round_trip_through_a_trainer_checkpoint(models, contexts, tm
 def test_gradient_checkpointing_gives_the_same_scores(models, contexts):
     a = make(models, "causal", use_lora=False)
     b = make(models, "causal", use_lora=False, gradient_checkpointing=True)
+    assert any(getattr(m, "gradient_checkpointing", False) is True for m in b.model.modules())
     outs = a.plan(contexts[:2])
     sa = a.score([o.prompt for o in outs], [o.token_ids for o in outs])
     sb = b.score([o.prompt for o in outs], [o.token_ids for o in outs])

@@ -324,7 +324,10 @@ class HFPlanner(Policy):
                 vision = any(k in n for k in ("visual", "vision_tower", "vision_model", "multi_modal_projector"))
                 p.requires_grad_(not (c.freeze_vision and vision))
         if c.gradient_checkpointing:
-            model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+            if hasattr(model, "activation_checkpointing_enable"):       # transformers >= 5.x
+                model.activation_checkpointing_enable(activation_checkpointing_kwargs={"use_reentrant": False})
+            else:
+                model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
             if hasattr(model, "enable_input_require_grads"):
                 model.enable_input_require_grads()
         model.eval()
