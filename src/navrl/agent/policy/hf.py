@@ -46,7 +46,7 @@ import inspect
 import io
 import re
 from collections import OrderedDict
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 import torch
@@ -56,7 +56,6 @@ from PIL import Image
 from navrl.agent.planner import PlannerContext, PlannerOutput
 from navrl.agent.policy.base import Policy, ScoredBatch
 from navrl.agent.prompt import SYSTEM, PromptConfig, build_prompt
-from navrl.rl.value_head import last_prompt_token_hidden
 
 __all__ = ["HFPlanner", "HFPlannerConfig", "ImageCache", "MissingImageError", "split_prompt_key"]
 
@@ -312,9 +311,12 @@ class HFPlanner(Policy):
         if c.use_lora:
             from peft import LoraConfig, get_peft_model
             targets = c.lora_targets if isinstance(c.lora_targets, str) else list(c.lora_targets)
-            torch.manual_seed(c.seed)
-            model = get_peft_model(model, LoraConfig(r=c.lora_r, lora_alpha=c.lora_alpha, lora_dropout=c.lora_dropout,
-                                                     target_modules=targets, bias="none"))
+            cuda = [self.device.index or 0] if self.device.type == "cuda" else []
+            with torch.random.fork_rng(devices=cuda):      # seeded adapters, global RNG untouched
+                torch.manual_seed(c.seed)
+                model = get_peft_model(model, LoraConfig(r=c.lora_r, lora_alpha=c.lora_alpha,
+                                                         lora_dropout=c.lora_dropout, target_modules=targets,
+                                                         bias="none"))
             # adapters in float32 for stable updates when the base runs in bf16/fp16
             for n, p in model.named_parameters():
                 if p.requires_grad:
@@ -591,6 +593,8 @@ class HFPlanner(Policy):
         logp = logp_all.gather(2, tgt[..., None]).squeeze(2) * m
         with torch.set_grad_enabled(torch.is_grad_enabled() and self.config.entropy_grad):
             ent = -(logp_all.exp() * logp_all.clamp_min(torch.finfo(logp_all.dtype).min)).sum(-1) * m
+        # imported here: navrl.rl sits above navrl.agent in the layer order (DESIGN §1)
+        from navrl.rl.value_head import last_prompt_token_hidden
         state = last_prompt_token_hidden(res.hidden_states[-1], patt.sum(1).to(self.device), att.to(self.device),
                                          padding_side="left").float()
         return ScoredBatch(logp.cpu(), m.cpu(), ent.cpu(), state.cpu())
