@@ -10,7 +10,7 @@ import torch
 
 from navrl.agent.policy.base import Policy
 from navrl.agent.policy.tiny import TinyPlanner
-from navrl.agent.policy.tokenizer import phone_world_corpus, train_tokenizer
+from navrl.agent.policy.tokenizer import corpus_and_labels, train_tokenizer
 from navrl.fileio import atomic_write_bytes, atomic_write_text, save_image
 from navrl.rl.presets import Preset
 from navrl.rl.sft import SFTResult, TemplateTeacher, Teacher, collect_demonstrations, train_sft
@@ -18,7 +18,8 @@ from navrl.rl.trainer import CheckpointError, load_checkpoint_file
 
 
 def build_tiny_policy(preset: Preset, seed: int = 0) -> TinyPlanner:
-    tok = train_tokenizer(phone_world_corpus(preset.tokenizer_tasks, seed=seed))
+    texts, labels = corpus_and_labels(preset.tokenizer_tasks, seed)
+    tok = train_tokenizer(texts, labels=labels)
     return TinyPlanner(tok, preset.tiny, seed=seed)
 
 

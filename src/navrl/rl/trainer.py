@@ -62,6 +62,8 @@ class Trainer:
         self.critic = CriticAdapter("gigppo" if est is AdvantageEstimator.GIGPPO else "value", policy.state_dim,
                                     cfg.gigppo_hidden_dim)
         policy.critic = self.critic.plan_value
+        if hasattr(policy, "entropy_in_score"):
+            policy.entropy_in_score = cfg.entropy_coef > 0
         self.opt_policy = torch.optim.AdamW(policy.policy_parameters(), lr=cfg.policy_lr, weight_decay=cfg.weight_decay)
         self.opt_critic = torch.optim.AdamW(self.critic.parameters(), lr=cfg.critic_lr)
         self.ref_policy = copy.deepcopy(policy) if cfg.kl_coef > 0 else None

@@ -79,14 +79,18 @@ def summarize(suite: str, trajs: list[Trajectory]) -> EvalResult:
 
 def evaluate(planner: Planner, suite: str, n: int | None = None, tasks: list[TaskSpec] | None = None,
              grounder: Grounder | None = None, batch_size: int = 64, seed: int = 0, record_frames: bool = False,
-             progress=None, devices=None) -> EvalResult:
+             progress=None, devices=None, judges=None, user=None) -> EvalResult:
     """Run ``planner`` on ``n`` instances of ``suite`` in batches; ``progress(k)`` after each step.
 
     ``devices``: a device farm (``navrl.device.ray_farm.make_device_factory``); default: a
-    fresh phone world per episode."""
+    fresh phone world per episode. ``judges``: (step, ask, terminal) judges, default the
+    oracle; ``user``: the simulated user, default the task's hidden profile."""
     tasks = tasks if tasks is not None else suite_tasks(suite, n, seed=seed)
-    judge = OracleJudge()
-    runner = EpisodeRunner(planner, grounder or AccessibilityGrounder(), judge, judge, judge,
+    if judges is None:
+        j = OracleJudge()
+        judges = (j, j, j)
+    step_j, ask_j, term_j = judges
+    runner = EpisodeRunner(planner, grounder or AccessibilityGrounder(), step_j, ask_j, term_j, user=user,
                            config=RunnerConfig(record_frames=record_frames))
     trajs: list[Trajectory] = []
     for i in range(0, len(tasks), batch_size):

@@ -98,6 +98,19 @@ class TinyLM(nn.Module):
     def logits(self, h: torch.Tensor) -> torch.Tensor:
         return h @ self.tok.weight.T   # tied embeddings
 
+    def target_logp(self, hq: torch.Tensor, hk: torch.Tensor, ids_k: torch.Tensor, keymask: torch.Tensor,
+                    tgt: torch.Tensor) -> torch.Tensor:
+        """log p(tgt) under the same mixture as :meth:`next_logp`, without building the
+        [B,Tq,V] mixture: only a logsumexp over the vocabulary. tgt [B,Tq] -> [B,Tq]."""
+        logits = self.logits(hq).float()
+        vocab_lp = logits.gather(-1, tgt[..., None]).squeeze(-1) - torch.logsumexp(logits, dim=-1)
+        sc = (self.copy_q(hq) @ self.copy_k(hk).transpose(1, 2)).float() / math.sqrt(hq.shape[-1])
+        sc = sc.masked_fill(~keymask, float("-inf"))
+        attn = torch.softmax(sc, dim=-1).nan_to_num(0.0)
+        copy_p = (attn * (ids_k[:, None, :] == tgt[:, :, None])).sum(-1)
+        g = torch.sigmoid(self.copy_gate(hq).float()).squeeze(-1)
+        return torch.logaddexp(torch.log1p(-g + 1e-6) + vocab_lp, torch.log(g + 1e-6) + torch.log(copy_p.clamp_min(1e-12)))
+
     def next_logp(self, hq: torch.Tensor, hk: torch.Tensor, ids_k: torch.Tensor, keymask: torch.Tensor):
         """Next-token log-probs with a copy head (pointer-generator).
 
@@ -143,6 +156,8 @@ class TinyPlanner(Policy):
         self.sample = True
         self.temperature = 1.0
         self.critic = None   # set by the trainer: maps state [N,H] -> value [N]
+        self.entropy_in_score = False
+        """score() also returns per-token entropies (needed only for an entropy bonus)."""
 
     # ------------------------------------------------------------------ Policy
     @property
@@ -272,10 +287,15 @@ class TinyPlanner(Policy):
         # the token at column Lp-1+j predicts output token j; it copies from the prompt only
         # (copying its own output invites loops like "open open open")
         keymask = (torch.arange(T)[None, :] < Lp)[None].expand(1, Lo, T) & att[:, None, :]
-        logp_all = self.model.next_logp(h[:, Lp - 1:Lp - 1 + Lo], h, ids, keymask)
         tgt = ids[:, Lp:Lp + Lo]
-        logp = logp_all.gather(2, tgt[..., None]).squeeze(2) * omask
-        ent = -(logp_all.exp() * logp_all).sum(-1) * omask
+        hq = h[:, Lp - 1:Lp - 1 + Lo]
+        if self.entropy_in_score:
+            logp_all = self.model.next_logp(hq, h, ids, keymask)
+            logp = logp_all.gather(2, tgt[..., None]).squeeze(2) * omask
+            ent = -(logp_all.exp() * logp_all).sum(-1) * omask
+        else:   # the fast path: no [N,L,V] mixture; entropy not computed (reported as 0)
+            logp = self.model.target_logp(hq, h, ids, keymask, tgt) * omask
+            ent = torch.zeros_like(logp)
         return ScoredBatch(logp, omask, ent, h[:, Lp - 1])
 
     def n_params(self) -> int:
