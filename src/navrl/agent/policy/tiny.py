@@ -232,7 +232,8 @@ class TinyPlanner(Policy):
         B, Lp = ids.shape
         h, caches = self.model(ids, pos, self._mask(att, Lp))
         state = h[:, -1]
-        values = self.critic(state).tolist() if self.critic is not None else [None] * B
+        v = self.critic(state) if self.critic is not None else None
+        values = v.tolist() if v is not None else [None] * B
         hk, idk, prompt_att = h, ids, att                 # copy-head keys: the prompt's positions
         logp = self.model.next_logp(h[:, -1:], hk, idk, prompt_att[:, None, :])[:, 0]
         out_ids: list[list[int]] = [[] for _ in range(B)]
