@@ -46,7 +46,7 @@ def save_policy(policy: Policy, path: str | Path, meta: dict | None = None) -> P
     return atomic_write_bytes(path, buf.getvalue())
 
 
-def load_policy(path: str | Path) -> TinyPlanner:
+def load_policy(path: str | Path) -> Policy:
     """A policy from ``sft.pt`` (navrl-policy-1) or a trainer checkpoint (run dir or .pt)."""
     p = Path(path)
     if p.is_file() and p.suffix == ".pt":
@@ -55,11 +55,19 @@ def load_policy(path: str | Path) -> TinyPlanner:
         except Exception as e:
             raise CheckpointError(f"{p} is unreadable ({type(e).__name__})") from None
         if isinstance(st, dict) and st.get("format") == "navrl-policy-1":
-            return TinyPlanner.from_state(st["policy"])
+            return _policy_from_state(st.get("kind"), st["policy"])
         if isinstance(st, dict) and st.get("format") == "navrl-checkpoint-1":
-            return TinyPlanner.from_state(st["policy"])
+            return _policy_from_state(st.get("policy_kind"), st["policy"])
         raise CheckpointError(f"{p} is not a navrl policy or checkpoint")
-    return TinyPlanner.from_state(load_checkpoint_file(p)["policy"])
+    st = load_checkpoint_file(p)
+    return _policy_from_state(st.get("policy_kind"), st["policy"])
+
+
+def _policy_from_state(kind: str | None, state: dict):
+    if kind == "HFPlanner":
+        from navrl.agent.policy.hf import HFPlanner
+        return HFPlanner.from_state(state)
+    return TinyPlanner.from_state(state)
 
 
 def save_filmstrips(trajs, run_dir: str | Path) -> dict[str, Path]:
