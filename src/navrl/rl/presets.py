@@ -28,11 +28,11 @@ def _presets() -> dict[str, Preset]:
         "default": Preset("default", SFTConfig(), TinyConfig(), TrainConfig(), description="DESIGN.md §5 defaults"),
         "demo": Preset(
             "demo",
-            SFTConfig(n_tasks=1000, epochs=3, lr=5e-3, batch_size=32),
+            SFTConfig(n_tasks=1000, epochs=7, lr=4e-3, batch_size=16),
             TinyConfig(d_model=96, n_layers=2, n_heads=4, d_ff=288),
-            TrainConfig(tasks_per_update=8, rollouts_per_task=4, max_steps=15, num_updates=24,
-                        critic_warmup_updates=3, critic_lr_ratio=10.0, policy_lr=2e-4, minibatch_size=64,
-                        ppo_epochs=1, eval_every=0, eval_episodes=64, checkpoint_every=4),
+            TrainConfig(tasks_per_update=8, rollouts_per_task=4, max_steps=20, num_updates=16,
+                        critic_warmup_updates=3, critic_lr_ratio=10.0, policy_lr=3e-4, minibatch_size=32,
+                        ppo_epochs=2, eval_every=0, eval_episodes=64, checkpoint_every=4),
             description="SFT + online PPO on a 2-core CPU in about 15 minutes"),
         "quick": Preset(
             "quick",

@@ -47,7 +47,7 @@ class RunnerConfig:
     phash: bool = False
     """Compute the 64-bit perceptual hash of every before-screen (GiGPPO needs it)."""
     max_steps: int | None = None
-    """Override every task's step budget."""
+    """Cap on every task's step budget (a task's own smaller budget still applies)."""
 
 
 class _Episode:
@@ -191,7 +191,7 @@ class EpisodeRunner:
         ep.traj.cost += float(st.usage.get("cost", 0.0) or 0.0)
         ep.screens = (ep.screens + [obs])[-3:]
         plan = parse_plan(out.text)
-        budget = self.cfg.max_steps or task.max_steps
+        budget = min(task.max_steps, self.cfg.max_steps) if self.cfg.max_steps else task.max_steps
         if plan is UNPARSEABLE:
             st.kind, st.reward, st.verdict = "unparseable", self.rewards.unparseable, StepVerdict.FAIL.value
             st.judge_reason = "empty or unparseable planner output"
