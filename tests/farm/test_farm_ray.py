@@ -33,7 +33,8 @@ def runner(**cfg):
 
 @pytest.fixture(scope="module")
 def local_ray():
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, resources={"device_host": 2})
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, resources={"device_host": 2},
+             _node_ip_address="127.0.0.1")
     yield ray
     ray.shutdown()
 

@@ -485,6 +485,8 @@ class RayFarm:
             kw = {"include_dashboard": False, "log_to_driver": False, **ray_init}
             if address not in (None, "local"):
                 kw["address"] = address
+            else:   # a local instance stays on loopback: no traffic leaves this machine
+                kw.setdefault("_node_ip_address", "127.0.0.1")
             ray.init(**kw)
             self._owns_ray = True
         pool = dataclasses.replace(self.cfg.pool, size=self.cfg.devices_per_host)
