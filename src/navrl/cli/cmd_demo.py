@@ -69,7 +69,7 @@ def run(args) -> int:
     for s, r in after.items():
         print(f"        RL {s:13s} {r.summary().splitlines()[0]}")
     trainer.logger.log({"kind": "eval", "update": trainer.update, **{s: r.to_dict() for s, r in after.items()}})
-    save_filmstrips([t for r in after.values() for t in r.trajectories], trainer.run_dir)
+    strips = save_filmstrips([t for r in after.values() for t in r.trajectories], trainer.run_dir)
     summary = {s: {"sft": before[s].success_rate, "rl": after[s].success_rate,
                    "gain_points": 100 * (after[s].success_rate - before[s].success_rate)} for s in suites}
     summary["minutes"] = (time.perf_counter() - t_start) / 60
@@ -80,4 +80,6 @@ def run(args) -> int:
               f"({summary[s]['gain_points']:+.1f} points)")
     print(f"total time: {summary['minutes']:.1f} min")
     print(f"report: {report.resolve()}")
+    for kind, path in strips.items():
+        print(f"filmstrip ({kind}): {path.resolve()}")
     return 0
