@@ -212,6 +212,18 @@ class _Builder:
         return len(self.els) - start
 
 
+def _system_bar(b: _Builder, skin: Skin, hooks: ChromeHooks, W: int, H: int) -> None:
+    """Android's Back / Home / Overview bar (iOS has only the home indicator, drawn by the renderer)."""
+    if not skin.system_back:
+        return
+    sy = H - skin.sys_h
+    b.add(Element("bar", (0, sy, W, H), "", None, data={"bg": "#f0f0f0"}))
+    third = W // 3
+    b.add(Element("icon", (0, sy, third, H), "Back", "button", style="sysback", on_tap=hooks.system_back))
+    b.add(Element("icon", (third, sy, 2 * third, H), "Home", "button", style="syshome", on_tap=hooks.go_home))
+    b.add(Element("icon", (2 * third, sy, W, H), "Overview", "button", style="sysoverview", on_tap=lambda: None))
+
+
 def layout(view: View, skin: Skin, hooks: ChromeHooks, ns: str) -> Frame:
     """Position everything; returns the Frame that is drawn, hit-tested and read as a tree."""
     W, H = skin.width, skin.height
@@ -247,15 +259,7 @@ def layout(view: View, skin: Skin, hooks: ChromeHooks, ns: str) -> Frame:
                       data={"align": skin.title_align, "fg": skin.bar_fg}))
         top += skin.bar_h
         # -- system bar (android) ---------------------------------------------------------
-        if skin.system_back:
-            sy = H - skin.sys_h
-            b.add(Element("bar", (0, sy, W, H), "", None, data={"bg": "#f0f0f0"}))
-            third = W // 3
-            b.add(Element("icon", (0, sy, third, H), "Back", "button", style="sysback", on_tap=hooks.system_back))
-            b.add(Element("icon", (third, sy, 2 * third, H), "Home", "button", style="syshome",
-                          on_tap=hooks.go_home))
-            b.add(Element("icon", (2 * third, sy, W, H), "Overview", "button", style="sysoverview",
-                          on_tap=lambda: None))
+        _system_bar(b, skin, hooks, W, H)
         # -- tabs --------------------------------------------------------------------------
         if view.tabs:
             ty = bottom - skin.tab_h
@@ -270,15 +274,7 @@ def layout(view: View, skin: Skin, hooks: ChromeHooks, ns: str) -> Frame:
                               data={"accent": skin.accent}))
             bottom = ty
     else:
-        if skin.system_back:
-            sy = H - skin.sys_h
-            b.add(Element("bar", (0, sy, W, H), "", None, data={"bg": "#f0f0f0"}))
-            third = W // 3
-            b.add(Element("icon", (0, sy, third, H), "Back", "button", style="sysback", on_tap=hooks.system_back))
-            b.add(Element("icon", (third, sy, 2 * third, H), "Home", "button", style="syshome",
-                          on_tap=hooks.go_home))
-            b.add(Element("icon", (2 * third, sy, W, H), "Overview", "button", style="sysoverview",
-                          on_tap=lambda: None))
+        _system_bar(b, skin, hooks, W, H)
     # -- body ------------------------------------------------------------------------------
     x0, x1 = PAD, W - PAD
     fixed = [(_widget_height(w, x1 - x0) if not isinstance(w, ListView) else None) for w in view.body]
