@@ -199,7 +199,7 @@ def train_sft(policy: Policy, demos: list[Demo], cfg: SFTConfig,
             step += 1
             res.train_losses.append(loss.item())
             if progress is not None:
-                progress(step, total, float(loss))
+                progress(step, total, res.train_losses[-1])
         res.heldout_losses.append(heldout_loss(policy, held))
     res.heldout_after = res.heldout_losses[-1]
     res.seconds = time.perf_counter() - t0
