@@ -1,0 +1,413 @@
+"""JavaScript run in the page: the init script and the UI-tree observer.
+
+Everything the agent supplies reaches the page as *data* (CDP ``Input.insertText``, JSON
+arguments); the sources below are navrl's own, and the app hooks spliced into them come
+from trusted configuration (a suite file's author), never from the agent.
+"""
+from __future__ import annotations
+
+# Runs before any page script in every document (``BrowserContext.add_init_script``).
+# %(timer_ms)d: setTimeout delays up to this are waited for by settle(); %(long_press_ms)d:
+# a touch held this long without moving is a long press (contextmenu, no click).
+INIT_JS = r"""
+(() => {
+  if (window.__navrl) return;
+  const st = window.setTimeout.bind(window), ct = window.clearTimeout.bind(window);
+  const N = { mut: 0, ev: 0, timers: new Map(), inflight: 0, leaving: false,
+              timerMs: %(timer_ms)d, longPressMs: %(long_press_ms)d, setTimeout: st };
+  Object.defineProperty(window, '__navrl', { value: N, enumerable: false, configurable: false });
+
+  // -- what is still going on: short timers, requests, an unloading document
+  window.setTimeout = function (fn, ms, ...args) {
+    const d = Number(ms) || 0;
+    if (typeof fn !== 'function' || d > N.timerMs) return st(fn, ms, ...args);
+    const id = st(function () { N.timers.delete(id); return fn.apply(this, args); }, ms);
+    N.timers.set(id, performance.now() + d);
+    return id;
+  };
+  window.clearTimeout = function (id) { N.timers.delete(id); return ct(id); };
+  if (window.fetch) {
+    const f = window.fetch;
+    window.fetch = function (...a) {
+      N.inflight++;
+      let p;
+      try { p = f.apply(this, a); } catch (e) { N.inflight--; throw e; }
+      return p.finally(() => { N.inflight--; });
+    };
+  }
+  if (window.XMLHttpRequest) {
+    const send = XMLHttpRequest.prototype.send;
+    XMLHttpRequest.prototype.send = function (...a) {
+      N.inflight++;
+      this.addEventListener('loadend', () => { N.inflight--; }, { once: true });
+      try { return send.apply(this, a); } catch (e) { N.inflight--; throw e; }
+    };
+  }
+  addEventListener('beforeunload', () => { N.leaving = true; }, true);
+  addEventListener('pagehide', () => { N.leaving = true; }, true);
+  N.busy = () => {
+    const now = performance.now();
+    for (const [id, due] of N.timers) if (due < now - 2000) N.timers.delete(id);
+    return N.leaving || N.inflight > 0 || N.timers.size > 0;
+  };
+  const frame = () => new Promise((r) => { let done = false; requestAnimationFrame(() => { done = true; r(); });
+                                           st(() => { if (!done) r(); }, 100); });
+  // scrolling runs on the compositor and reaches the page later: after a swipe, wait for its
+  // scrollend (or for nothing having moved for 150 ms)
+  N.scrollStill = async (maxMs) => {
+    const t0 = performance.now();
+    while (performance.now() - t0 < maxMs) {
+      await frame();
+      if (N.lastScrollEnd > N.touchT && N.lastScrollEnd >= N.lastScroll) return;
+      if (performance.now() - Math.max(N.lastScroll, N.touchEndT) > 150) return;
+    }
+  };
+  N.settle = (maxMs, scrolled) => new Promise((resolve) => {
+    const t0 = performance.now();
+    const tick = () => {
+      if (!N.busy() || performance.now() - t0 >= maxMs) resolve(N.sig());
+      else st(tick, 4);
+    };
+    if (scrolled) N.scrollStill(Math.min(maxMs, 1000)).then(tick); else tick();
+  });
+
+  // -- did an action change anything: DOM mutations, scrolling, input, focus, URL
+  const count = () => { N.ev++; };
+  N.sc = 0; N.lastScroll = 0; N.lastScrollEnd = 0; N.touchT = 0; N.touchEndT = 0;
+  addEventListener('scroll', () => { N.ev++; N.sc++; N.lastScroll = performance.now(); }, true);
+  addEventListener('scrollend', () => { N.lastScrollEnd = performance.now(); }, true);
+  addEventListener('touchstart', () => { N.touchT = performance.now(); }, { capture: true, passive: true });
+  addEventListener('touchend', () => { N.touchEndT = performance.now(); }, { capture: true, passive: true });
+  for (const t of ['input', 'change', 'focusin', 'focusout', 'toggle']) addEventListener(t, count, true);
+  const mo = new MutationObserver((rs) => { N.mut += rs.length; });
+  mo.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+  N.sig = () => [N.mut, N.ev, location.href, Math.round(scrollX), Math.round(scrollY)].join('|');
+
+  // -- long press as on a phone: held still for longPressMs -> contextmenu, and no click on release
+  let press = null;
+  addEventListener('touchstart', (e) => {
+    if (e.touches.length !== 1) { press = null; return; }
+    const t = e.touches[0];
+    const p = press = { x: t.clientX, y: t.clientY, target: e.target, moved: false, fired: false };
+    p.timer = st(() => {
+      if (press !== p || p.moved) return;
+      p.fired = true;
+      p.target.dispatchEvent(new MouseEvent('contextmenu', { bubbles: true, cancelable: true, composed: true,
+                                                            clientX: p.x, clientY: p.y, button: 2 }));
+    }, N.longPressMs);
+  }, { capture: true, passive: true });
+  addEventListener('touchmove', (e) => {
+    const t = e.touches[0];
+    if (press && t && Math.hypot(t.clientX - press.x, t.clientY - press.y) > 10) press.moved = true;
+  }, { capture: true, passive: true });
+  addEventListener('touchend', (e) => {
+    const p = press; press = null;
+    if (!p) return;
+    ct(p.timer);
+    if (p.fired && e.cancelable) e.preventDefault();
+  }, { capture: true, passive: false });
+  addEventListener('touchcancel', () => { if (press) ct(press.timer); press = null; }, true);
+
+  // -- <select> on a touch screen: an in-page picker (a phone's native picker), since
+  //    Chromium's own popup is a separate window that neither screenshots nor taps reach
+  const closePicker = () => { for (const o of document.querySelectorAll('[data-navrl-picker]')) o.remove(); };
+  N.closePicker = closePicker;
+  const openPicker = (sel) => {
+    closePicker();
+    const ov = document.createElement('div');
+    ov.setAttribute('data-navrl-picker', '');
+    ov.style.cssText = 'position:fixed;left:0;top:0;right:0;bottom:0;z-index:2147483647;background:rgba(0,0,0,.35);' +
+      'display:flex;flex-direction:column;justify-content:flex-end;margin:0;padding:0';
+    const panel = document.createElement('div');
+    panel.setAttribute('role', 'listbox');
+    panel.setAttribute('aria-label', (sel.labels && sel.labels.length ? sel.labels[0].textContent.replace(/\s+/g, ' ').trim().replace(/\s*:$/, '') : '') || sel.getAttribute('aria-label') || 'list');
+    panel.style.cssText = 'background:#fff;max-height:75%%;overflow-y:auto;font:4.1vw system-ui,sans-serif;color:#000';
+    Array.from(sel.options).forEach((opt, i) => {
+      const row = document.createElement('div');
+      row.setAttribute('role', 'option');
+      row.setAttribute('aria-selected', String(i === sel.selectedIndex));
+      if (opt.disabled) row.setAttribute('aria-disabled', 'true');
+      row.textContent = opt.label || opt.textContent;
+      row.style.cssText = 'padding:1.5vw 2.5vw;border-top:1px solid #ddd;cursor:pointer;white-space:nowrap;' +
+        'overflow:hidden;text-overflow:ellipsis' + (i === sel.selectedIndex ? ';font-weight:bold' : '');
+      row.addEventListener('click', (ev) => {
+        ev.stopPropagation();
+        if (opt.disabled) return;
+        closePicker();
+        if (sel.selectedIndex !== i) {
+          sel.selectedIndex = i;
+          sel.dispatchEvent(new Event('input', { bubbles: true }));
+          sel.dispatchEvent(new Event('change', { bubbles: true }));
+        }
+      });
+      panel.appendChild(row);
+    });
+    ov.appendChild(panel);
+    ov.addEventListener('click', (ev) => { if (ev.target === ov) closePicker(); });
+    (document.body || document.documentElement).appendChild(ov);
+  };
+  addEventListener('mousedown', (e) => {
+    const caps = e.sourceCapabilities;
+    if (!caps || !caps.firesTouchEvents) return;
+    const s = e.target && e.target.closest ? e.target.closest('select') : null;
+    if (!s || s.multiple || s.size > 1 || s.disabled) return;
+    e.preventDefault();
+    s.focus();
+    openPicker(s);
+  }, true);
+})();
+"""
+
+# Called as (OBSERVE_JS)(args, stateFn): the UI tree in screenshot pixels, the page state
+# (the app's own reward / success check) and the change signature.
+OBSERVE_JS = r"""
+(args, stateFn) => {
+  const S = args.scale, W = args.width, H = args.height, vw = innerWidth, vh = innerHeight;
+  const LEAF = new Set(['button', 'link', 'checkbox', 'radio', 'switch', 'tab', 'menuitem', 'option', 'textfield',
+                        'combobox', 'slider', 'image']);
+  const ROLE_MAP = { textbox: 'textfield', searchbox: 'textfield', heading: 'header', img: 'image',
+                     menuitemcheckbox: 'checkbox', menuitemradio: 'radio', spinbutton: 'textfield', listbox: null };
+  const TEXT_INPUT = new Set(['', 'text', 'email', 'number', 'password', 'search', 'tel', 'url', 'date',
+                              'datetime-local', 'month', 'time', 'week']);
+  const norm = (s) => (s || '').replace(/\s+/g, ' ').trim();
+  const cut = (s, n) => (s.length > n ? s.slice(0, n - 1) + '\u2026' : s);
+  const deepActive = () => { let a = document.activeElement; while (a && a.shadowRoot && a.shadowRoot.activeElement) a = a.shadowRoot.activeElement; return a; };
+  const active = deepActive();
+  const styleCache = new Map();
+  const cs = (el) => { let s = styleCache.get(el); if (!s) { s = getComputedStyle(el); styleCache.set(el, s); } return s; };
+  const visible = (el) => {
+    if (el.checkVisibility) return el.checkVisibility({ checkOpacity: true, checkVisibilityCSS: true,
+                                                        opacityProperty: true, visibilityProperty: true });
+    const s = cs(el); return s.display !== 'none' && s.visibility !== 'hidden' && s.opacity !== '0';
+  };
+  const roleOf = (el) => {
+    const r = (el.getAttribute('role') || '').trim().split(/\s+/)[0].toLowerCase();
+    if (r && r !== 'presentation' && r !== 'none' && r !== 'generic') return r in ROLE_MAP ? ROLE_MAP[r] : r;
+    const t = el.tagName;
+    if (t === 'A') return el.hasAttribute('href') ? 'link' : null;
+    if (t === 'BUTTON' || t === 'SUMMARY') return 'button';
+    if (t === 'INPUT') {
+      const ty = (el.getAttribute('type') || '').toLowerCase();
+      if (ty === 'hidden') return 'hidden';
+      if (ty === 'checkbox') return 'checkbox';
+      if (ty === 'radio') return 'radio';
+      if (ty === 'range') return 'slider';
+      if (ty === 'button' || ty === 'submit' || ty === 'reset' || ty === 'image') return 'button';
+      if (TEXT_INPUT.has(ty)) return 'textfield';
+      return 'button';
+    }
+    if (t === 'TEXTAREA') return 'textfield';
+    if (t === 'SELECT') return 'combobox';
+    if (t === 'IMG') return (el.getAttribute('alt') || el.getAttribute('title')) ? 'image' : null;
+    if (/^H[1-6]$/.test(t)) return 'header';
+    if (el.isContentEditable && (el.parentElement === null || !el.parentElement.isContentEditable)) return 'textfield';
+    return null;
+  };
+  const handlers = (el) => {
+    if (el.onclick || el.onmousedown || el.onmouseup || el.ontouchstart || el.ontouchend) return true;
+    if (el.__onclick || el.__onmousedown || el.__onmouseup) return true;                    // d3 v3
+    if (Array.isArray(el.__on) && el.__on.some((o) => /^(click|mouse(down|up)|touch(start|end))$/.test(o.type))) return true;  // d3 v4+
+    const jq = window.jQuery;
+    if (jq && jq._data) { const ev = jq._data(el, 'events'); if (ev && (ev.click || ev.mousedown || ev.mouseup || ev.touchstart)) return true; }
+    return false;
+  };
+  const clickable = (el) => {
+    if (handlers(el)) return true;
+    if (el.hasAttribute('tabindex') && el.tabIndex >= 0) return true;
+    if (cs(el).cursor === 'pointer') { const p = el.parentElement; return !p || cs(p).cursor !== 'pointer'; }
+    return false;
+  };
+  const inertInline = (e) => {
+    const d = cs(e).display;
+    if (d === 'none') return true;
+    if (e.tagName === 'BR') return true;
+    if (d !== 'inline' && d !== 'contents') return false;
+    const r = roleOf(e);
+    if (r && r !== 'header') return false;
+    if (clickable(e)) return false;
+    for (let c = e.firstElementChild; c; c = c.nextElementSibling) if (!inertInline(c)) return false;
+    return true;
+  };
+  const textBlock = (el) => {
+    let text = false;
+    for (const n of el.childNodes) {
+      if (n.nodeType === 3) { if (/\S/.test(n.data)) text = true; }
+      else if (n.nodeType === 1) { if (!inertInline(n)) return false; }
+    }
+    return text;
+  };
+  const textOf = (el) => norm(el.innerText !== undefined && el instanceof HTMLElement ? el.innerText : el.textContent);
+  const usedLabels = new Set();
+  const labelText = (lab, ctl) => {
+    let s = '';
+    for (const n of lab.childNodes) {
+      if (n.nodeType === 3) s += ' ' + n.data;
+      else if (n.nodeType === 1 && n !== ctl && !n.contains(ctl) && !['INPUT', 'SELECT', 'TEXTAREA', 'BUTTON'].includes(n.tagName)) s += ' ' + (n.innerText || n.textContent);
+    }
+    return norm(s).replace(/\s*:$/, '');
+  };
+  const CONTROL = 'input,select,textarea,button,meter,output,progress';
+  const nameOf = (el, role) => {
+    const lb = el.getAttribute('aria-labelledby');
+    if (lb) {
+      const s = norm(lb.split(/\s+/).map((id) => { const r = document.getElementById(id); return r ? r.textContent : ''; }).join(' '));
+      if (s) return s;
+    }
+    const al = norm(el.getAttribute('aria-label'));
+    if (al) return al;
+    const isCtl = el.matches && el.matches('input,select,textarea');
+    if (isCtl) {
+      if (el.labels && el.labels.length) {
+        const s = norm(Array.from(el.labels).map((l) => { usedLabels.add(l); return labelText(l, el); }).join(' '));
+        if (s) return s;
+      }
+      const prev = el.previousElementSibling;
+      if (prev && prev.tagName === 'LABEL' && !prev.htmlFor && !prev.querySelector(CONTROL)) {
+        usedLabels.add(prev);
+        const s = labelText(prev, el);
+        if (s) return s;
+      }
+      const ty = (el.getAttribute('type') || '').toLowerCase();
+      if (el.tagName === 'INPUT' && ['button', 'submit', 'reset'].includes(ty))
+        return norm(el.value) || (ty === 'reset' ? 'Reset' : 'Submit');
+      if (el.tagName === 'INPUT' && ty === 'image') return norm(el.alt || el.title) || 'Submit';
+      const ph = norm(el.getAttribute('placeholder') || el.getAttribute('title'));
+      if (ph) return ph;
+      if (el.tagName === 'SELECT') return 'list';
+      if (ty === 'password') return 'password field';
+      if (ty === 'search') return 'search field';
+      if (role === 'checkbox') return 'checkbox';
+      if (role === 'radio') return 'radio button';
+      if (role === 'slider') return 'slider';
+      return 'text field';
+    }
+    if (el.tagName === 'IMG') return norm(el.alt || el.title);
+    let s = textOf(el);
+    if (!s) { const img = el.querySelector && el.querySelector('img[alt]'); if (img) s = norm(img.alt); }
+    if (!s) s = norm(el.getAttribute('title'));
+    if (!s && role === 'textfield') s = norm(el.getAttribute('placeholder')) || 'text field';
+    return s;
+  };
+  const valueOf = (el, role) => {
+    if (role === 'checkbox' || role === 'radio' || role === 'switch') {
+      const c = el.matches('input') ? el.checked : el.getAttribute('aria-checked') === 'true';
+      return c ? 'on' : 'off';
+    }
+    if (role === 'textfield') {
+      const v = el.matches('input,textarea') ? el.value : norm(el.textContent);
+      if (!v) return null;
+      return (el.getAttribute('type') || '').toLowerCase() === 'password' ? '\u2022'.repeat(v.length) : v;
+    }
+    if (role === 'combobox' && el.tagName === 'SELECT') { const o = el.options[el.selectedIndex]; return o ? norm(o.label || o.textContent) : null; }
+    if (role === 'slider' && el.matches('input')) return String(el.value);
+    if (role === 'option' || role === 'tab') { const s = el.getAttribute('aria-selected'); return s === 'true' ? 'selected' : null; }
+    return null;
+  };
+  const toBox = (r) => {
+    const x0 = Math.max(0, Math.floor(Math.max(0, r.left) * S)), y0 = Math.max(0, Math.floor(Math.max(0, r.top) * S));
+    const x1 = Math.min(W, Math.ceil(Math.min(vw, r.right) * S)), y1 = Math.min(H, Math.ceil(Math.min(vh, r.bottom) * S));
+    return (x1 > x0 && y1 > y0) ? [x0, y0, x1, y1] : null;
+  };
+  const mainRect = (el) => {
+    const rs = el.getClientRects();
+    if (rs.length <= 1) return el.getBoundingClientRect();
+    let best = rs[0];
+    for (const r of rs) if (r.width * r.height > best.width * best.height) best = r;
+    return best;
+  };
+  // is what a tap at the centre of r reaches this element (not a dialog, cover or picker over it)?
+  const reachable = (el, r, extra) => {
+    const cx = (Math.max(0, r.left) + Math.min(vw, r.right)) / 2, cy = (Math.max(0, r.top) + Math.min(vh, r.bottom)) / 2;
+    let hit = document.elementFromPoint(cx, cy);
+    if (!hit) return true;
+    while (hit && hit.shadowRoot) { const h = hit.shadowRoot.elementFromPoint(cx, cy); if (!h || h === hit) break; hit = h; }
+    if (hit === el || el.contains(hit) || hit.contains(el)) return true;
+    if (extra && extra.some((x) => x === hit || x.contains(hit))) return true;
+    return false;
+  };
+  const nodes = [];
+  const MAX = args.maxNodes || 400;
+  let k = 0;
+  const emit = (el, role, label, r, acts, value, focused, enabled) => {
+    if (nodes.length >= MAX) return;
+    const box = toBox(r);
+    if (!box) return;
+    nodes.push({ id: (el.id ? '#' + el.id : el.tagName.toLowerCase() + ':' + k), role, label: cut(label, 200),
+                 bounds: box, enabled, focused, value, actions: acts });
+    k++;
+  };
+  const disabled = (el) => el.disabled === true || el.getAttribute('aria-disabled') === 'true' ||
+                           (el.closest && !!el.closest('fieldset[disabled]'));
+  const walk = (root, inClick) => {
+    for (let el = root.firstElementChild; el; el = el.nextElementSibling) visit(el, inClick);
+    if (root.shadowRoot) for (let el = root.shadowRoot.firstElementChild; el; el = el.nextElementSibling) visit(el, inClick);
+  };
+  const visit = (el, inClick) => {
+    if (nodes.length >= MAX) return;
+    const tag = el.tagName;
+    if (tag === 'SCRIPT' || tag === 'STYLE' || tag === 'NOSCRIPT' || tag === 'TEMPLATE' || tag === 'HEAD' || tag === 'OPTION') return;
+    if (el.getAttribute('aria-hidden') === 'true') return;
+    if (!visible(el)) return;
+    const role = roleOf(el);
+    if (role === 'hidden') return;
+    const r = el.getBoundingClientRect();
+    const onScreen = r.width > 0 && r.height > 0 && r.right > 0 && r.bottom > 0 && r.left < vw && r.top < vh;
+    if (role && LEAF.has(role)) {
+      if (!onScreen) return;
+      const label = nameOf(el, role);
+      const mr = mainRect(el);
+      const labels = el.labels ? Array.from(el.labels) : [];
+      if (!reachable(el, mr, labels)) return;
+      const acts = role === 'image' && !(inClick || clickable(el)) ? [] : ['tap'];
+      if (el.oncontextmenu) acts.push('long_press');
+      if (!label && !acts.length) return;
+      emit(el, role, label, mr, acts, valueOf(el, role), el === active, !disabled(el));
+      return;
+    }
+    const click = inClick || clickable(el);
+    const s = cs(el);
+    const scrolls = (/(auto|scroll)/.test(s.overflowY) && el.scrollHeight > el.clientHeight + 1) ||
+                    (/(auto|scroll)/.test(s.overflowX) && el.scrollWidth > el.clientWidth + 1);
+    if (scrolls && onScreen && el !== document.body && el !== document.documentElement && reachable(el, r))
+      emit(el, 'list', norm(el.getAttribute('aria-label')), r, ['swipe'], null, el === active, true);
+    if (!usedLabels.has(el) && textBlock(el)) {
+      // a run of text with only inline, inert markup inside (<b>, <span>...): one node, as a screen reader reads it
+      const txt = textOf(el);
+      const range = document.createRange();
+      range.selectNodeContents(el);
+      const b = range.getBoundingClientRect();
+      if (txt && b.width > 0 && b.height > 0 && b.right > 0 && b.bottom > 0 && b.left < vw && b.top < vh && reachable(el, b))
+        emit(el, role === 'header' ? 'header' : 'text', txt, b, click ? ['tap'] : [], null, el === active, true);
+      return;
+    }
+    if (!usedLabels.has(el)) {
+      let txt = '', box = null;
+      for (const n of el.childNodes) {
+        if (n.nodeType !== 3 || !/\S/.test(n.data)) continue;
+        txt += ' ' + n.data;
+        const range = document.createRange();
+        range.selectNodeContents(n);
+        const b = range.getBoundingClientRect();
+        if (b.width > 0 && b.height > 0)
+          box = box ? { left: Math.min(box.left, b.left), top: Math.min(box.top, b.top), right: Math.max(box.right, b.right), bottom: Math.max(box.bottom, b.bottom) } : { left: b.left, top: b.top, right: b.right, bottom: b.bottom };
+      }
+      txt = norm(txt);
+      if (txt && box && box.right > 0 && box.bottom > 0 && box.left < vw && box.top < vh && reachable(el, box)) {
+        emit(el, role === 'header' ? 'header' : 'text', txt, box, click ? ['tap'] : [], null, el === active, true);
+      }
+    }
+    walk(el, click);
+  };
+  // labels consumed as names are known only after their control is visited; visit controls first
+  for (const c of document.querySelectorAll('input,select,textarea')) { if (c.labels) for (const l of c.labels) usedLabels.add(l);
+    const p = c.previousElementSibling; if (p && p.tagName === 'LABEL' && !p.htmlFor && !p.querySelector(CONTROL)) usedLabels.add(p); }
+  if (document.body) walk(document.body, false);
+  const picker = document.querySelector('[data-navrl-picker]');
+  let state = null;
+  if (stateFn) { try { state = stateFn(); } catch (e) { state = { error: String(e && e.message || e) }; } }
+  const N = window.__navrl;
+  return { url: location.href, title: document.title, nodes, state, picker: !!picker,
+           sig: N ? N.sig() : [0, 0, location.href, Math.round(scrollX), Math.round(scrollY)].join('|'),
+           vw, vh };
+}
+"""

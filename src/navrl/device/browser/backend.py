@@ -1,0 +1,64 @@
+"""The browser as a :class:`~navrl.device.pool.DevicePool` backend.
+
+Devices are tabs (one browser context each) on one shared Chromium process per host;
+a task's snapshot is :meth:`WebTaskSpec.web_snapshot` (any object with that method), so
+one device serves every task and app in turn: the pool's lease restores it to the
+task's start, which is the page's own reset hook when the app has one (MiniWoB) and a
+fresh context otherwise. A crashed browser is relaunched by the next restore; the
+episodes that ran on it end in ``DeviceError("browser_crashed")`` and are masked.
+
+Picklable (the Ray farm ships backends to its hosts): it holds settings only.
+"""
+from __future__ import annotations
+
+from typing import Any, Hashable
+
+from navrl.device.base import Device, DeviceError
+from navrl.device.pool import DeviceBackend
+
+__all__ = ["BrowserBackend"]
+
+
+class BrowserBackend(DeviceBackend):
+    """``phone``: emulation for snapshots that name none; ``screenshots``: ``"eager"`` or
+    ``"off"``; ``dedicated`` (or ``executable``/``args``): a Chromium process of this
+    backend's own instead of the process-wide shared one."""
+
+    name = "browser"
+    in_process = False
+
+    def __init__(self, phone: str = "iphone", screenshots: str = "eager", timeout_s: float = 10.0,
+                 nav_timeout_s: float = 20.0, executable: str | None = None, args: tuple[str, ...] = (),
+                 dedicated: bool = False):
+        self.phone, self.screenshots = phone, screenshots
+        self.dedicated = dedicated or executable is not None or bool(args)
+        self.timeout_s, self.nav_timeout_s = timeout_s, nav_timeout_s
+        self.executable, self.args = executable, tuple(args)
+        self._host: Any = None
+
+    def __getstate__(self) -> dict:
+        d = dict(self.__dict__)
+        d["_host"] = None
+        return d
+
+    def host(self) -> Any:
+        from navrl.device.browser.host import BrowserHost, default_host
+        if not self.dedicated:
+            return default_host()
+        if self._host is None or self._host._closed:
+            self._host = BrowserHost(self.executable, self.args)
+        return self._host
+
+    def create(self, slot: int) -> Device:
+        from navrl.device.browser.device import BrowserDevice
+        return BrowserDevice(phone=self.phone, host=self.host(), screenshots=self.screenshots,
+                             timeout_s=self.timeout_s, nav_timeout_s=self.nav_timeout_s)
+
+    def task_snapshot(self, task: Any) -> object:
+        snap = getattr(task, "web_snapshot", None)
+        if snap is None:
+            raise DeviceError("not_a_web_task", f"{getattr(task, 'id', task)!r} has no web_snapshot()")
+        return snap()
+
+    def task_key(self, task: Any) -> Hashable:
+        return getattr(task, "id", task)

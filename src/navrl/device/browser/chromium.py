@@ -1,0 +1,89 @@
+"""Finding a Chromium to drive, and the flags it is launched with.
+
+No download ever happens at run time: navrl launches a system Chromium (Debian's
+``chromium`` package: ``/usr/bin/chromium``) when one is installed, else the browser
+Playwright installed for the user (``playwright install chromium``) if it is there.
+``NAVRL_CHROMIUM`` names an executable explicitly.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+__all__ = ["BrowserUnavailable", "LAUNCH_ARGS", "find_chromium", "chromium_or_none", "playwright_available"]
+
+
+class BrowserUnavailable(RuntimeError):
+    """Playwright is not installed, or no Chromium executable was found."""
+
+
+SYSTEM_CANDIDATES = ("chromium", "chromium-browser", "google-chrome-stable", "google-chrome")
+
+LAUNCH_ARGS = (
+    "--no-sandbox",                      # root in containers / CI; the page sandbox is navrl's routing
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+    "--disable-default-apps",
+    "--disable-extensions",
+    "--dns-prefetch-disable",
+    "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
+    "--disable-frame-rate-limit",        # screenshots and rAF do not wait for a 60 Hz vsync
+    "--disable-gpu-vsync",
+    "--disable-dev-shm-usage",
+)
+"""Flags of every launch: headless, no GPU, nothing phoning home, no vsync wait."""
+
+
+def playwright_available() -> bool:
+    try:
+        import playwright.async_api  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _playwright_bundled() -> str | None:
+    """The Chromium Playwright downloaded for this user, if any (never downloads)."""
+    root = Path(os.environ.get("PLAYWRIGHT_BROWSERS_PATH") or Path.home() / ".cache" / "ms-playwright")
+    if not root.is_dir():
+        return None
+    for pattern in ("chromium-*/chrome-linux*/chrome", "chromium_headless_shell-*/chrome-*/headless_shell",
+                    "chromium-*/chrome-mac*/Chromium.app/Contents/MacOS/Chromium"):
+        hits = sorted(root.glob(pattern), reverse=True)
+        for h in hits:
+            if os.access(h, os.X_OK):
+                return str(h)
+    return None
+
+
+def chromium_or_none() -> str | None:
+    """Path of a usable Chromium, or None."""
+    env = os.environ.get("NAVRL_CHROMIUM")
+    if env:
+        p = shutil.which(env) or env
+        return p if os.path.isfile(p) and os.access(p, os.X_OK) else None
+    for name in SYSTEM_CANDIDATES:
+        p = shutil.which(name)
+        if p:
+            return p
+    for p in ("/usr/bin/chromium", "/usr/lib/chromium/chromium", "/snap/bin/chromium"):
+        if os.access(p, os.X_OK):
+            return p
+    return _playwright_bundled()
+
+
+def find_chromium() -> str:
+    """Path of the Chromium to launch; BrowserUnavailable (with what to do) when none exists."""
+    if not playwright_available():
+        raise BrowserUnavailable("the browser device needs Playwright: pip install 'navrl[browser]'")
+    p = chromium_or_none()
+    if p is None:
+        if os.environ.get("NAVRL_CHROMIUM"):
+            raise BrowserUnavailable(f"NAVRL_CHROMIUM={os.environ['NAVRL_CHROMIUM']!r} is not an executable")
+        raise BrowserUnavailable("no Chromium found: install Debian's package (apt-get install chromium) or "
+                                 "set NAVRL_CHROMIUM=/path/to/chrome (navrl never downloads a browser)")
+    return p

@@ -1,0 +1,477 @@
+"""The Chromium device: the Device protocol over Playwright, with mobile emulation.
+
+- **Phone**: a Playwright device descriptor (``iphone`` = iPhone 13, ``pixel`` = Pixel 7,
+  or any descriptor name): user agent, touch, mobile viewport, device scale factor. An
+  app may zoom its page (``WebApp.content_width``: MiniWoB's 160 CSS px fill the width).
+- **Coordinates**: observations and actions use screenshot pixels, i.e. device pixels;
+  CSS pixel = device pixel / ``scale`` exactly (``scale`` = descriptor DPR x zoom).
+- **Input**: tap and long press are touch events, swipes real touch sequences
+  (:mod:`navrl.device.browser.touch`), typing ``Input.insertText`` into the focused element
+  (the text is data, never evaluated), ``home`` goes back to the task's start page.
+- **UI tree**: one script call reads role, name, bounds, value, focus and enabled state
+  of what is visible and reachable (:mod:`navrl.device.browser._js`), together with the
+  app's own state (MiniWoB's reward) into :class:`WebObservation.page`.
+- **Reset**: a fresh browser context per episode (the browser process is reused), or the
+  app's own reset hook on the loaded page; mid-episode snapshots are storage states.
+- **Sandbox**: only the app's allowed origins load; service workers are blocked.
+- **Failures**: hung pages, navigation timeouts and crashes raise DeviceError; a crashed
+  browser is relaunched at the next restore.
+"""
+from __future__ import annotations
+
+import asyncio
+import base64
+import io
+import json
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+from PIL import Image
+
+from navrl.actions import Action, ActionError, ActionKind
+from navrl.device.base import ActResult, Device, DeviceError, Health
+from navrl.device.browser import touch
+from navrl.device.browser._js import INIT_JS, OBSERVE_JS
+from navrl.device.browser.app import Emulation, WebApp, WebSnapshot, resolve_emulation
+from navrl.device.browser.host import BrowserHost, default_host, map_error
+from navrl.device.browser.sandbox import OriginPolicy
+from navrl.observation import Observation, UINode
+
+log = logging.getLogger(__name__)
+
+__all__ = ["BrowserDevice", "WebObservation", "LONG_PRESS_MS"]
+
+LONG_PRESS_MS = 500
+"""A touch held this long without moving is a long press."""
+
+SCREENSHOT_MODES = ("eager", "off")
+
+
+@dataclass
+class WebObservation(Observation):
+    """An observation of a web page: the UI tree, the screenshot, the URL, and ``page``:
+    the app's own view of the task (``done``/``reward``/``raw_reward`` for MiniWoB,
+    ``success`` for a suite's JavaScript check). Once an episode's page reports
+    ``done``, that result is kept for the rest of the episode (``page["latched"]``)."""
+
+    url: str = ""
+    page: dict = field(default_factory=dict)
+
+
+class BrowserDevice(Device):
+    """One browser tab on an emulated phone, reused across episodes.
+
+    ``phone``: default emulation when a snapshot does not name one; ``host``: the
+    :class:`BrowserHost` (default: the process-wide one); ``screenshots``: ``"eager"``
+    (a PNG with every observation) or ``"off"`` (UI tree only: text planners, fast RL);
+    ``timeout_s``: deadline of observe/act/health; ``nav_timeout_s``: of page loads.
+    ``app``/``seed``: start that app right away (otherwise the first :meth:`restore` does).
+    """
+
+    platform = "web"
+
+    def __init__(self, app: WebApp | None = None, seed: int | None = None, phone: str = "iphone",
+                 host: BrowserHost | None = None, screenshots: str = "eager", timeout_s: float = 10.0,
+                 nav_timeout_s: float = 20.0):
+        if screenshots not in SCREENSHOT_MODES:
+            raise ValueError(f"screenshots must be one of {SCREENSHOT_MODES}, got {screenshots!r}")
+        self.host = host or default_host()
+        self.phone = phone
+        self.screenshots = screenshots
+        self.timeout_s = timeout_s
+        self.nav_timeout_s = nav_timeout_s
+        # everything below is touched on the host's loop only
+        self._ctx: Any = None
+        self._page: Any = None
+        self._cdp: Any = None
+        self._ctx_incarnation = -1
+        self._emu: Emulation | None = None
+        self._app: WebApp | None = None
+        self._phone_now: str | None = None
+        self._seed: int | None = None
+        self._policy: OriginPolicy | None = None
+        self._observe_expr = ""
+        self._start_url = ""
+        self._episodes_on_page = 0
+        self._latched: dict | None = None
+        self._sig: str | None = None
+        self._crashed: str | None = None
+        self._closed = False
+        self.episodes = 0
+        self.contexts_created = 0
+        if app is not None:
+            self.restore(WebSnapshot.start(app, seed, phone))
+
+    # ================================================================== sync API (any thread)
+    def _run(self, fn, timeout: float, what: str, timeout_reason: str = "page_hung"):
+        if self._closed:
+            raise DeviceError("device_closed", "this browser device was closed")
+        return self.host.run(fn, timeout, what, timeout_reason)
+
+    def restore(self, snapshot: object) -> None:
+        if not isinstance(snapshot, WebSnapshot):
+            raise TypeError(f"a browser device restores WebSnapshot handles, not {type(snapshot).__name__}")
+        self._run(lambda: self._a_restore(snapshot), self.nav_timeout_s * 2 + self.timeout_s + 10, "restore",
+                  "app_never_loads")
+
+    def reset(self) -> None:
+        """Start a new episode of the current app (same seed)."""
+        if self._app is None:
+            raise DeviceError("not_restored", "the browser device runs no app yet")
+        self.restore(WebSnapshot.start(self._app, self._seed, self._phone_now or self.phone))
+
+    def observe(self) -> WebObservation:
+        return self._run(self._a_observe, self.timeout_s, "observe")
+
+    def act(self, action: Action) -> ActResult:
+        if not action.is_device_action:
+            raise ActionError(f"{action.kind.value} is not a device action")
+        emu = self._emu
+        action.validate(emu.screen if emu is not None else None)
+        extra = action.duration if action.kind is ActionKind.LONG_PRESS else 0.0
+        if action.kind is ActionKind.HOME:
+            extra = self.nav_timeout_s + 5
+        return self._run(lambda: self._a_act(action), self.timeout_s + extra, f"act {action.kind.value}")
+
+    def snapshot(self) -> WebSnapshot:
+        return self._run(self._a_snapshot, self.timeout_s, "snapshot")
+
+    def health(self) -> Health:
+        try:
+            return self._run(self._a_health, min(self.timeout_s, 5.0), "health")
+        except DeviceError as e:
+            return Health(False, e.reason, {"error": str(e)})
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        try:
+            self.host.run(self._a_close, 10.0, "close")
+        except DeviceError:
+            pass
+        self._closed = True
+
+    def evaluate(self, expression: str, arg: Any = None, timeout_s: float | None = None) -> Any:
+        """Evaluate trusted JavaScript (a function expression taking ``arg``, or a plain
+        expression) in the page. For tests and task checks, never for agent input."""
+        async def go() -> Any:
+            page = self._live()[0]
+            return await page.evaluate(expression, arg)
+        return self._run(go, timeout_s or self.timeout_s, "evaluate")
+
+    @property
+    def emulation(self) -> Emulation | None:
+        return self._emu
+
+    @property
+    def screen_size(self) -> tuple[int, int] | None:
+        return self._emu.screen if self._emu is not None else None
+
+    @property
+    def blocked_requests(self) -> list[str]:
+        """URLs the sandbox refused in this browser context (most recent last)."""
+        return list(self._policy.blocked) if self._policy is not None else []
+
+    @property
+    def app(self) -> WebApp | None:
+        return self._app
+
+    def __repr__(self) -> str:
+        return f"BrowserDevice(app={self._app.name if self._app else None!r}, phone={self._phone_now or self.phone!r})"
+
+    # ================================================================== loop side
+    def _live(self) -> tuple[Any, Any]:
+        if self._page is None or self._app is None:
+            raise DeviceError("not_restored", "the browser device runs no app yet")
+        if self._crashed:
+            raise DeviceError(self._crashed, "the page is gone")
+        if self._ctx_incarnation != self.host.incarnation or not self.host.alive:
+            raise DeviceError("browser_crashed", "the browser process behind this page died")
+        return self._page, self._cdp
+
+    async def _a_close_ctx(self) -> None:
+        ctx, self._ctx, self._page, self._cdp = self._ctx, None, None, None
+        if ctx is not None:
+            try:
+                await asyncio.wait_for(ctx.close(), 5)
+            except Exception as e:  # noqa: BLE001 - a dead or hung context is dropped anyway
+                log.debug("closing a browser context failed: %s", e)
+
+    async def _a_close(self) -> None:
+        await self._a_close_ctx()
+
+    async def _emulation(self, app: WebApp, phone: str) -> Emulation:
+        await self.host.browser()
+        try:
+            return resolve_emulation(self.host.playwright.devices, phone, app.content_width)
+        except ValueError as e:
+            raise DeviceError("bad_phone", str(e)) from None
+
+    async def _a_restore(self, snap: WebSnapshot) -> None:
+        browser = await self.host.browser()
+        emu = await self._emulation(snap.app, snap.phone)
+        app = snap.app
+        self._latched, self._sig = None, None
+        can_reuse = (snap.fresh and app.reset_in_place and app.start_js and self._page is not None
+                     and not self._crashed and self._ctx_incarnation == self.host.incarnation
+                     and self._app == app and self._emu == emu
+                     and (app.reload_every <= 0 or self._episodes_on_page < app.reload_every))
+        if can_reuse:
+            try:
+                self._seed = snap.seed
+                if self._policy is not None:
+                    self._policy.blocked.clear()
+                await self._a_start_episode()
+                self._episodes_on_page += 1
+                self.episodes += 1
+                return
+            except DeviceError as e:
+                log.info("in-place reset failed (%s); starting a fresh context", e)
+        await self._a_close_ctx()
+        self._crashed = None
+        self._app, self._emu, self._seed, self._phone_now = app, emu, snap.seed, snap.phone
+        try:
+            self._start_url, origins = app.resolve()
+        except (OSError, ValueError) as e:
+            raise DeviceError("app_never_loads", f"{app.name}: {e}") from e
+        self._policy = OriginPolicy(origins)
+        opts = emu.context_options()
+        opts["service_workers"] = "block"
+        if snap.storage is not None:
+            opts["storage_state"] = snap.storage
+        ctx = await browser.new_context(**opts)
+        self._ctx = ctx
+        self._ctx_incarnation = self.host.incarnation
+        self.contexts_created += 1
+        ctx.set_default_timeout(self.timeout_s * 1000)
+        ctx.set_default_navigation_timeout(self.nav_timeout_s * 1000)
+        init = INIT_JS % {"timer_ms": int(app.settle_timer_ms), "long_press_ms": LONG_PRESS_MS}
+        await ctx.add_init_script(init)
+        extra = _document_additions(app)
+        if extra:
+            await ctx.add_init_script(extra)
+        if app.init_js:
+            await ctx.add_init_script(app.init_js)
+        policy = self._policy
+
+        async def route(r: Any) -> None:
+            url = r.request.url
+            try:
+                if policy.allows(url):
+                    await r.continue_()
+                else:
+                    policy.record(url)
+                    await r.abort("blockedbyclient")
+            except Exception as e:  # noqa: BLE001 - the page may be gone meanwhile
+                log.debug("route of %s failed: %s", url, e)
+        await ctx.route("**/*", route)
+        if hasattr(ctx, "route_web_socket"):
+            async def ws_route(ws: Any) -> None:
+                policy.record(ws.url)
+                try:
+                    await ws.close(code=1008, reason="blocked by the navrl sandbox")
+                except Exception:  # noqa: BLE001
+                    pass
+            await ctx.route_web_socket(lambda url: not policy.allows(url), ws_route)
+        page = await ctx.new_page()
+        self._page = page
+
+        def crashed(_: Any = None) -> None:
+            self._crashed = "page_crashed"
+        page.on("crash", crashed)
+        self._cdp = await ctx.new_cdp_session(page)
+        # the screenshot of this session is taken in device pixels only with the metrics set here too
+        await self._cdp.send("Emulation.setDeviceMetricsOverride", emu.metrics_override())
+        self._observe_expr = self._build_observe_expr(app, emu)
+        url = snap.url or self._start_url
+        await self._a_goto(url)
+        self._episodes_on_page = 1
+        self.episodes += 1
+        if snap.fresh and app.start_js:
+            await self._a_start_episode()
+
+    async def _a_goto(self, url: str) -> None:
+        page = self._page
+        try:
+            resp = await page.goto(url, wait_until="load", timeout=self.nav_timeout_s * 1000)
+        except Exception as e:  # noqa: BLE001 - mapped
+            err = map_error(e, "goto " + url, "navigation_timeout")
+            if err.reason == "browser_error":
+                err = DeviceError("app_never_loads", str(e).splitlines()[0] if str(e) else "navigation failed")
+            raise err from e
+        if resp is not None and resp.status >= 400:
+            raise DeviceError("app_never_loads", f"{url} answered HTTP {resp.status}")
+        # let the new document reach the screen (and the compositor learn its touch regions)
+        try:
+            await self._cdp.send("Runtime.evaluate", {
+                "expression": "new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))",
+                "awaitPromise": True})
+        except Exception as e:  # noqa: BLE001
+            raise map_error(e, "first frame of " + url) from e
+
+    async def _a_start_episode(self) -> None:
+        app, page = self._app, self._page
+        assert app is not None and page is not None
+        try:
+            await page.evaluate(f"async (seed) => {{ {app.start_js}\n}}", self._seed)
+        except Exception as e:  # noqa: BLE001
+            raise map_error(e, f"start hook of {app.name}", "app_never_loads") from e
+        self._latched, self._sig = None, None
+
+    @staticmethod
+    def _build_observe_expr(app: WebApp, emu: Emulation) -> str:
+        args = json.dumps({"scale": emu.scale, "width": emu.screen[0], "height": emu.screen[1], "maxNodes": 400})
+        return f"({OBSERVE_JS})({args}, function(){{ {app.state_function()}\n}})"
+
+    async def _a_observe(self) -> WebObservation:
+        page, cdp = self._live()
+        emu, app = self._emu, self._app
+        assert emu is not None and app is not None
+        tree = cdp.send("Runtime.evaluate", {"expression": self._observe_expr, "returnByValue": True})
+        if self.screenshots == "eager":
+            shot_task = cdp.send("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": False})
+            res, shot = await asyncio.gather(tree, shot_task)
+        else:
+            res, shot = await tree, None
+        if "exceptionDetails" in res:
+            d = res["exceptionDetails"]
+            msg = (d.get("exception") or {}).get("description") or d.get("text", "")
+            raise DeviceError("browser_error", f"UI tree script failed: {msg.splitlines()[0] if msg else d}")
+        v = res["result"].get("value") or {}
+        nodes = tuple(UINode(str(n["id"]), n["role"], n["label"], tuple(n["bounds"]), bool(n["enabled"]),
+                             bool(n["focused"]), n.get("value"), "", tuple(n["actions"])) for n in v.get("nodes", ()))
+        state = v.get("state") or {}
+        if self._latched is not None:
+            state = dict(self._latched, latched=True)
+        elif state.get("done"):
+            self._latched = dict(state)
+        self._sig = v.get("sig")
+        png = base64.b64decode(shot["data"]) if shot is not None else None
+        size = emu.screen
+        if png is not None:
+            size = _png_size(png) or size
+        return WebObservation(nodes=nodes, app=app.name, screen_size=size, platform="web", _png=png,
+                              url=v.get("url", ""), page=state)
+
+    async def _a_settle(self, scrolled: bool = False) -> str | None:
+        """Wait for what the action set off (short timers, requests, a navigation; the
+        scroll coming to rest after a swipe) and return the change signature (None when
+        the document went away meanwhile)."""
+        page, cdp = self._live()
+        app = self._app
+        assert app is not None
+        flag = "true" if scrolled else "false"
+        expr = (f"(window.__navrl ? window.__navrl.settle({int(app.settle_max_ms)}, {flag}) : "
+                f"[0,0,location.href,Math.round(scrollX),Math.round(scrollY)].join('|'))")
+        try:
+            r = await cdp.send("Runtime.evaluate", {"expression": expr, "awaitPromise": True, "returnByValue": True})
+            if "exceptionDetails" not in r:
+                return r["result"].get("value")
+        except Exception as e:  # noqa: BLE001
+            low = str(e).lower()
+            if "context" not in low and "navigat" not in low and "destroyed" not in low:
+                raise map_error(e, "settle") from e
+        # the document was replaced: wait for the new one
+        try:
+            await page.wait_for_load_state("load", timeout=self.nav_timeout_s * 1000)
+        except Exception as e:  # noqa: BLE001
+            raise map_error(e, "navigation after an action", "navigation_timeout") from e
+        return None
+
+    async def _a_act(self, a: Action) -> ActResult:
+        page, cdp = self._live()
+        emu = self._emu
+        assert emu is not None
+        k = a.kind
+        before = self._sig
+        if before is None:
+            before = await self._a_settle()
+        note = ""
+        if k is ActionKind.TAP:
+            x, y = emu.to_css(a.x, a.y)  # type: ignore[arg-type]
+            await touch.tap(cdp, x, y)
+        elif k is ActionKind.LONG_PRESS:
+            x, y = emu.to_css(a.x, a.y)  # type: ignore[arg-type]
+            await touch.long_press(cdp, x, y, a.duration)
+        elif k is ActionKind.SWIPE:
+            x1, y1, x2, y2 = touch.swipe_endpoints(a, emu.screen)
+            p1, p2 = emu.to_css(x1, y1), emu.to_css(x2, y2)
+            await touch.swipe(cdp, p1[0], p1[1], p2[0], p2[1], emu.viewport)
+        elif k is ActionKind.TYPE:
+            await cdp.send("Input.insertText", {"text": a.text or ""})
+        elif k is ActionKind.HOME:
+            if self._latched is None:
+                try:
+                    await self._a_latch_state()
+                except DeviceError:
+                    pass
+            latched = self._latched
+            app = self._app
+            assert app is not None
+            await self._a_goto(self._start_url)
+            if app.start_js:
+                await self._a_start_episode()
+            self._latched = latched
+            self._sig = None
+            return ActResult(True, "went to the start page")
+        after = await self._a_settle(scrolled=k is ActionKind.SWIPE)
+        self._sig = after
+        changed = after is None or before is None or after != before
+        if k is ActionKind.TYPE and not changed:
+            note = "nothing took the text (no focused field?)"
+        return ActResult(changed, note)
+
+    async def _a_latch_state(self) -> None:
+        page, cdp = self._live()
+        app = self._app
+        assert app is not None
+        r = await cdp.send("Runtime.evaluate", {"expression": f"(function(){{ {app.state_function()}\n}})()",
+                                               "returnByValue": True})
+        st = (r.get("result") or {}).get("value") or {}
+        if st.get("done"):
+            self._latched = dict(st)
+
+    async def _a_snapshot(self) -> WebSnapshot:
+        page, _ = self._live()
+        assert self._app is not None and self._ctx is not None
+        storage = await self._ctx.storage_state()
+        return WebSnapshot(self._app, self._seed, self._phone_now or self.phone, url=page.url, storage=storage,
+                           fresh=False)
+
+    async def _a_health(self) -> Health:
+        if self._page is None:
+            await self.host.browser()
+            return Health(True, "idle", {"incarnation": self.host.incarnation})
+        page, cdp = self._live()
+        r = await asyncio.wait_for(cdp.send("Runtime.evaluate", {"expression": "document.readyState",
+                                                                "returnByValue": True}), 3)
+        state = (r.get("result") or {}).get("value")
+        return Health(True, "ready", {"readyState": state, "incarnation": self.host.incarnation,
+                                      "url": page.url})
+
+
+def _document_additions(app: WebApp) -> str:
+    """Init script adding the app's style sheet and a mobile viewport meta tag."""
+    if not app.css and not app.mobile_viewport:
+        return ""
+    css = json.dumps(app.css)
+    meta = "true" if app.mobile_viewport else "false"
+    return ("(() => { const add = () => { const h = document.head || document.documentElement; if (!h) return;"
+            f" if ({meta} && !document.querySelector('meta[name=viewport]')) {{ const m = document.createElement('meta');"
+            " m.name = 'viewport'; m.content = 'width=device-width, initial-scale=1'; h.prepend(m); }"
+            f" if ({css}) {{ const s = document.createElement('style'); s.setAttribute('data-navrl', ''); s.textContent = {css};"
+            " h.appendChild(s); } };"
+            " if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', add, { once: true });"
+            " else add(); })();")
+
+
+def _png_size(png: bytes) -> tuple[int, int] | None:
+    if len(png) >= 24 and png[:8] == b"\x89PNG\r\n\x1a\n":
+        import struct
+        w, h = struct.unpack(">II", png[16:24])
+        return int(w), int(h)
+    try:
+        return Image.open(io.BytesIO(png)).size
+    except Exception:  # noqa: BLE001
+        return None
