@@ -10,7 +10,8 @@ from navrl.cli.common import AGENTS, CLIError, make_planner
 def register(sub) -> None:
     e = sub.add_parser("eval", help="evaluate an agent on a suite")
     e.add_argument("--agent", default="expert", choices=AGENTS)
-    e.add_argument("--suite", default="test-ios", choices=["train", "test-ios", "test-android", "test-unseen"])
+    e.add_argument("--suite", default="test-ios", choices=["train", "test-ios", "test-android", "test-unseen", "miniwob"],
+                   help="a phone-world suite, or miniwob (MiniWoB++ on the Chromium device; expert = scripted solutions)")
     e.add_argument("-n", "--episodes", type=int, default=None, help="episodes (default: two per template)")
     e.add_argument("--seed", type=int, default=0)
     e.add_argument("--batch", type=int, default=64, help="episodes run side by side")
@@ -32,6 +33,8 @@ def run(args) -> int:
         raise CLIError("--episodes must be positive")
     if args.batch <= 0:
         raise CLIError("--batch must be positive")
+    if args.suite == "miniwob":
+        return _run_web(args)
     planner = make_planner(args.agent, args.seed)
     tasks = suite_tasks(args.suite, args.episodes, seed=args.seed)
     farm = None
@@ -64,5 +67,50 @@ def run(args) -> int:
         print(f"device farm: {farm_stats['hosts']} hosts, {farm_stats['devices']} devices, "
               f"{farm_stats['resets']} resets, {farm_stats['failures']} device failures, "
               f"{farm_stats['masked_host_lost']} masked (device_host_lost)")
+    print(f"trajectories: {out / 'trajectories.jsonl'}")
+    return 0
+
+
+def _run_web(args) -> int:
+    """``--suite miniwob``: the browser device from a pool (or the Ray farm), the page's reward as judge."""
+    from navrl.agent.grounders.accessibility import AccessibilityGrounder
+    from navrl.device.browser import BrowserBackend, browser_ready
+    from navrl.device.ray_farm import FarmUnavailable, make_device_factory
+    from navrl.fileio import atomic_write_text
+    from navrl.judge.web import web_judges
+    from navrl.rollout.evaluate import summarize
+    from navrl.rollout.runner import EpisodeRunner, RunnerConfig
+    from navrl.rollout.storage import save_trajectories
+    from navrl.tasks.spec import TaskError
+    from navrl.tasks.web import ScriptedWebPlanner, miniwob_available, miniwob_tasks
+    why = browser_ready() or miniwob_available()
+    if why:
+        raise CLIError(f"--suite miniwob needs the browser device: {why}")
+    if args.ray is not None:
+        raise CLIError("--suite miniwob runs on the in-process browser pool: the Ray farm's observations do not "
+                       "carry the page's reward, which the miniwob judge reads")
+    planner = ScriptedWebPlanner() if args.agent == "expert" else make_planner(args.agent, args.seed)
+    try:
+        tasks = miniwob_tasks(args.episodes, seed=args.seed)
+    except TaskError as e:
+        raise CLIError(str(e)) from None
+    shots = "eager" if (args.frames or args.agent == "api") else "off"
+    try:
+        farm = make_device_factory(None, devices=min(args.batch, len(tasks)), backend=BrowserBackend(screenshots=shots))
+    except FarmUnavailable as e:
+        raise CLIError(str(e)) from None
+    sj, aj, tj = web_judges()
+    runner = EpisodeRunner(planner, AccessibilityGrounder(), sj, aj, tj, config=RunnerConfig(record_frames=args.frames))
+    trajs = []
+    try:
+        for i in range(0, len(tasks), args.batch):
+            trajs += runner.run(tasks[i:i + args.batch], devices=farm)
+    finally:
+        farm.close()
+    res = summarize("miniwob", trajs)
+    out = Path(args.out or "runs/eval-miniwob")
+    save_trajectories(res.trajectories, out, frames=args.frames)
+    atomic_write_text(out / "results.json", json.dumps(res.to_dict(), indent=2))
+    print(res.summary())
     print(f"trajectories: {out / 'trajectories.jsonl'}")
     return 0

@@ -65,7 +65,7 @@ INIT_JS = r"""
   N.settle = (maxMs, scrolled) => new Promise((resolve) => {
     const t0 = performance.now();
     const tick = () => {
-      if (!N.busy() || performance.now() - t0 >= maxMs) resolve(N.sig());
+      if (!N.busy() || performance.now() - t0 >= maxMs) resolve(N.leaving ? null : N.sig());
       else st(tick, 4);
     };
     if (scrolled) N.scrollStill(Math.min(maxMs, 1000)).then(tick); else tick();

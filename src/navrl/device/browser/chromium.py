@@ -20,6 +20,19 @@ class BrowserUnavailable(RuntimeError):
 
 SYSTEM_CANDIDATES = ("chromium", "chromium-browser", "google-chrome-stable", "google-chrome")
 
+PLAYWRIGHT_DISABLED_FEATURES = (
+    "AvoidUnnecessaryBeforeUnloadCheckSync", "DestroyProfileOnBrowserClose", "HttpsUpgrades",
+    "HttpsFirstBalancedModeAutoEnable", "LensOverlay", "MediaRouter", "PaintHolding", "ThirdPartyStoragePartitioning",
+    "AvoidCorsURLLoaderRestartOnRedirect", "OptimizationHints", "NetworkTimeServiceQuerying", "AimEnabled",
+    "PreconnectToSearch",
+)
+"""Playwright's own ``--disable-features`` list: Chromium reads one such flag, the last, so
+navrl's flag repeats it."""
+
+NAVRL_DISABLED_FEATURES = ("ResamplingScrollEvents", "ResamplingInputEvents")
+"""Input resampling moves touch-driven scrolls by frame timing; without it a swipe scrolls
+by exactly its drag distance, every time."""
+
 LAUNCH_ARGS = (
     "--no-sandbox",                      # root in containers / CI; the page sandbox is navrl's routing
     "--disable-gpu",
@@ -34,6 +47,7 @@ LAUNCH_ARGS = (
     "--disable-frame-rate-limit",        # screenshots and rAF do not wait for a 60 Hz vsync
     "--disable-gpu-vsync",
     "--disable-dev-shm-usage",
+    "--disable-features=" + ",".join(PLAYWRIGHT_DISABLED_FEATURES + NAVRL_DISABLED_FEATURES),
 )
 """Flags of every launch: headless, no GPU, nothing phoning home, no vsync wait."""
 

@@ -59,6 +59,40 @@ class WebObservation(Observation):
     page: dict = field(default_factory=dict)
 
 
+_REATTACH = ("not attached", "session closed", "target closed", "detached", "no target with given id")
+
+
+class _Session:
+    """The device's own CDP session to its page (screenshots in device pixels, touch input,
+    the UI-tree script), opened again when a navigation swaps the page's renderer."""
+
+    def __init__(self, ctx: Any, page: Any, metrics: dict):
+        self.ctx, self.page, self.metrics = ctx, page, metrics
+        self.s: Any = None
+
+    async def open(self) -> "_Session":
+        self.s = await self.ctx.new_cdp_session(self.page)
+        # the screenshot of this session is taken in device pixels only with the metrics set here too
+        await self.s.send("Emulation.setDeviceMetricsOverride", self.metrics)
+        return self
+
+    async def send(self, method: str, params: dict | None = None) -> Any:
+        for attempt in range(4):
+            try:
+                return await self.s.send(method, params or {})
+            except Exception as e:  # noqa: BLE001 - re-raised unless a re-attach helps
+                msg = str(e).lower()
+                if attempt == 3 or self.page.is_closed() or not any(k in msg for k in _REATTACH):
+                    raise
+            await asyncio.sleep(0.05 * (attempt + 1))
+            try:
+                await self.s.detach()
+            except Exception:  # noqa: BLE001
+                pass
+            await self.open()
+        raise AssertionError("unreachable")
+
+
 class BrowserDevice(Device):
     """One browser tab on an emulated phone, reused across episodes.
 
@@ -280,9 +314,7 @@ class BrowserDevice(Device):
         def crashed(_: Any = None) -> None:
             self._crashed = "page_crashed"
         page.on("crash", crashed)
-        self._cdp = await ctx.new_cdp_session(page)
-        # the screenshot of this session is taken in device pixels only with the metrics set here too
-        await self._cdp.send("Emulation.setDeviceMetricsOverride", emu.metrics_override())
+        self._cdp = await _Session(ctx, page, emu.metrics_override()).open()
         self._observe_expr = self._build_observe_expr(app, emu)
         url = snap.url or self._start_url
         await self._a_goto(url)
@@ -367,17 +399,42 @@ class BrowserDevice(Device):
         try:
             r = await cdp.send("Runtime.evaluate", {"expression": expr, "awaitPromise": True, "returnByValue": True})
             if "exceptionDetails" not in r:
-                return r["result"].get("value")
+                sig = r["result"].get("value")
+                if sig is not None:          # null: the document is unloading
+                    return sig
         except Exception as e:  # noqa: BLE001
             low = str(e).lower()
-            if "context" not in low and "navigat" not in low and "destroyed" not in low:
+            if not any(k in low for k in ("context", "navigat", "destroyed") + _REATTACH):
                 raise map_error(e, "settle") from e
-        # the document was replaced: wait for the new one
-        try:
-            await page.wait_for_load_state("load", timeout=self.nav_timeout_s * 1000)
-        except Exception as e:  # noqa: BLE001
-            raise map_error(e, "navigation after an action", "navigation_timeout") from e
+        await self._a_await_document()
         return None
+
+    async def _a_await_document(self) -> None:
+        """After an action that replaced the document: wait until the new one is loaded (the
+        init script marks the old one ``leaving``), then for its first frame."""
+        _, cdp = self._live()
+        expr = ("(document.readyState === 'complete' && !(window.__navrl && window.__navrl.leaving)) "
+                "? location.href : ''")
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.nav_timeout_s
+        while True:
+            try:
+                r = await cdp.send("Runtime.evaluate", {"expression": expr, "returnByValue": True})
+                if (r.get("result") or {}).get("value"):
+                    break
+            except Exception as e:  # noqa: BLE001 - the document is being swapped
+                low = str(e).lower()
+                if not any(k in low for k in ("context", "navigat", "destroyed") + _REATTACH):
+                    raise map_error(e, "navigation after an action") from e
+            if loop.time() > deadline:
+                raise DeviceError("navigation_timeout", f"no new document after {self.nav_timeout_s:g} s")
+            await asyncio.sleep(0.02)
+        try:
+            await cdp.send("Runtime.evaluate", {
+                "expression": "new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))",
+                "awaitPromise": True})
+        except Exception:  # noqa: BLE001 - best effort
+            pass
 
     async def _a_act(self, a: Action) -> ActResult:
         page, cdp = self._live()

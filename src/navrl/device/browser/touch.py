@@ -2,12 +2,13 @@
 real touch sequences (the page sees touchstart/touchmove/touchend; Chromium turns a tap
 into mouse events and a click, and a drag into a scroll).
 
-Swipes are made exact and repeatable: event timestamps are synthetic (5 CSS px per
+Swipes are made exact and repeatable: event timestamps are synthetic (10 CSS px per
 16 ms, then the finger rests for 200 ms before lifting, so no fling follows), and the
 finger starts :data:`TOUCH_SLOP` CSS pixels before the requested start point, because
 Chromium lets that much movement pass before a drag becomes a scroll. A swipe from
 (x1, y1) to (x2, y2) therefore moves a scrollable page by (x1 - x2, y1 - y2) screenshot
-pixels (content follows the finger), to within about 3 CSS pixels.
+pixels (content follows the finger), to the CSS pixel. (Chromium is launched without input
+resampling, which would otherwise shift scrolls by frame timing.)
 
 Chromium injects each DevTools touch event on its synthetic-gesture timer (about one
 event per frame), so a swipe takes a few hundred milliseconds; a tap sends its two
@@ -24,9 +25,9 @@ from navrl.actions import Action
 
 __all__ = ["TOUCH_SLOP", "swipe_endpoints", "tap", "long_press", "swipe", "swipe_points"]
 
-TOUCH_SLOP = 12.0
+TOUCH_SLOP = 15.0
 """CSS pixels a touch moves before Chromium starts scrolling (its gesture detector's slop)."""
-STEP_CSS = 5.0
+STEP_CSS = 10.0
 FRAME_S = 0.016
 REST_FRAMES = 5
 REST_S = 0.04

@@ -1,0 +1,180 @@
+"""MiniWoB++ on the browser device: scripted solutions in navrl's Step language, grounded by the
+accessibility grounder, score reward 1 on 20 seeds of every scripted task; the page's own
+reward drives the judges; the episode is started the way core.js expects."""
+from __future__ import annotations
+
+import pytest
+
+from navrl.device.browser import browser_ready
+
+_why = browser_ready()
+if _why is None:
+    from navrl.tasks.web import miniwob_available
+    _why = miniwob_available()
+pytestmark = pytest.mark.skipif(_why is not None, reason=f"MiniWoB browser tests need: {_why}")
+
+from navrl.actions import Action  # noqa: E402
+from navrl.agent.grounders.accessibility import AccessibilityGrounder  # noqa: E402
+from navrl.judge.verdicts import StepVerdict, TerminalVerdict  # noqa: E402
+from navrl.rollout.runner import EpisodeRunner  # noqa: E402
+from navrl.tasks.web import MINIWOB_SCRIPTS, MINIWOB_TASKS, ScriptedWebPlanner, miniwob_task, miniwob_tasks  # noqa: E402
+
+SEEDS = 20
+POOL = 4
+
+
+@pytest.fixture(scope="module")
+def pool(host):
+    from navrl.device.browser import BrowserBackend
+    from navrl.device.pool import DevicePool, PoolConfig
+    p = DevicePool(BrowserBackend(screenshots="off"), PoolConfig(size=POOL))
+    yield p
+    p.close()
+
+
+def runner():
+    from navrl.judge.web import web_judges
+    sj, aj, tj = web_judges()
+    return EpisodeRunner(ScriptedWebPlanner(), AccessibilityGrounder(), sj, aj, tj)
+
+
+def test_the_suite_has_at_least_ten_scripted_tasks():
+    assert len(MINIWOB_TASKS) >= 10 and set(MINIWOB_TASKS) <= set(MINIWOB_SCRIPTS)
+    ts = miniwob_tasks()
+    assert len(ts) == 2 * len(MINIWOB_TASKS) and len({t.id for t in ts}) == len(ts)
+    assert {t.template for t in ts} == set(MINIWOB_TASKS)
+
+
+@pytest.mark.parametrize("name", list(MINIWOB_TASKS))
+def test_scripted_solution_scores_reward_1_on_20_seeds(pool, name):
+    tasks = [miniwob_task(name, seed) for seed in range(SEEDS)]
+    r = runner()
+    trajs = []
+    for i in range(0, SEEDS, POOL):
+        trajs += r.run(tasks[i:i + POOL], devices=pool)
+    bad = [(t.task["seed"], t.invalid_reason or t.terminal_reason, [s.step for s in t.steps]) for t in trajs
+           if not (t.valid and t.success)]
+    assert not bad, bad
+    for t in trajs:
+        assert t.end == "complete" and t.terminal_verdict == "success" and t.terminal_reward == 2.0
+        assert "the page's reward is 1" in t.terminal_reason
+        assert t.steps[-1].step == "Complete"
+        # every executed action went through the grounder onto a device action
+        assert all(s.action for s in t.steps[:-1])
+        assert t.steps[-2].verdict == "success"       # the finishing step, by the page's account
+    assert pool.stats()["failures"] == 0
+
+
+def test_goal_is_the_pages_utterance_and_the_page_timer_is_off(host):
+    from navrl.device.browser import BrowserDevice
+    d = BrowserDevice(host=host, screenshots="off")
+    try:
+        for name, seed in [("click-button", 3), ("login-user", 7), ("choose-list", 11)]:
+            t = miniwob_task(name, seed)
+            d.restore(t.web_snapshot())
+            obs = d.observe()
+            assert obs.page["utterance"] == t.goal and obs.page["done"] is False
+            assert d.evaluate("core.EPISODE_MAX_TIME") >= 3600 * 1000
+            assert d.evaluate("WOB_TASK_READY") is True
+        # the goal was read on another tab: same seed, same problem; another seed, another problem
+        assert miniwob_task("login-user", 7).goal != miniwob_task("login-user", 8).goal
+    finally:
+        d.close()
+
+
+def test_task_area_fills_the_phone_width(host):
+    from navrl.device.browser import BrowserDevice
+    for phone in ("iphone", "pixel"):
+        d = BrowserDevice(host=host)
+        try:
+            d.restore(miniwob_task("click-test", 0, phone=phone).web_snapshot())
+            emu = d.emulation
+            assert emu.viewport[0] == 160 and emu.descriptor == ("iPhone 13" if phone == "iphone" else "Pixel 7")
+            obs = d.observe()
+            assert obs.screenshot.size == obs.screen_size == emu.screen
+            r = d.evaluate("(() => { const r = document.getElementById('wrap').getBoundingClientRect(); "
+                           "return [r.left, r.top, r.width, r.height]; })()")
+            assert r == [0, 0, 160, 210]
+            assert abs(160 * emu.scale - obs.screen_size[0]) <= 1
+            q = [n for n in obs.nodes if n.label == "Click the button."][0]
+            assert q.bounds[0] < 0.05 * obs.screen_size[0]
+            # the yellow query strip runs across the whole screen width
+            img = obs.screenshot
+            assert img.getpixel((2, q.bounds[1]))[:3] == (255, 255, 0)
+            assert img.getpixel((obs.screen_size[0] - 3, q.bounds[1]))[:3] == (255, 255, 0)
+        finally:
+            d.close()
+
+
+def test_page_judges_overcomplete_false_claims_and_the_result_is_latched(host):
+    from navrl.agent.plan import parse_plan
+    from navrl.device.browser import BrowserDevice
+    from navrl.judge.base import StepContext, TerminalContext
+    from navrl.judge.verdicts import EndReason
+    from navrl.judge.web import PageStepJudge, PageTerminalJudge
+    from navrl.tasks.expert import Memory
+
+    g = AccessibilityGrounder()
+    t = miniwob_task("click-button", 5)
+    d = BrowserDevice(host=host, screenshots="off")
+    try:
+        d.restore(t.web_snapshot())
+        o0 = d.observe()
+        term = PageTerminalJudge()
+        # claiming completion before doing anything: fail
+        j = term.judge_terminal(TerminalContext(t, EndReason.COMPLETE, None, [o0], []))
+        assert j.verdict is TerminalVerdict.FAIL and "not finished" in j.reason
+        # a wrong button ends the episode with reward -1: fail, and it stays so
+        target = t.goal.split('"')[1]
+        wrong = [n for n in o0.nodes if n.role == "button" and n.label != target]
+        if wrong:
+            d.act(Action.tap(*wrong[0].center))
+            o1 = d.observe()
+            assert o1.page["done"] and o1.page["raw_reward"] == -1
+            j = term.judge_terminal(TerminalContext(t, EndReason.COMPLETE, None, [o0, o1], []))
+            assert j.verdict is TerminalVerdict.FAIL and "reward is -1" in j.reason
+            d.restore(t.web_snapshot())
+            o0 = d.observe()
+        step = f'Tap "{target}"'
+        a = g.ground(step, o0)
+        d.act(a)
+        o1 = d.observe()
+        plan = parse_plan(f"Reasoning: r\nStep: {step}\nRemaining: none")
+        sj = PageStepJudge()
+        assert sj.judge_step(StepContext(t, o0, o1, plan, a, [], Memory(), "h")).verdict is StepVerdict.SUCCESS
+        # the page shows its START cover now; tapping it does not start a new problem
+        cover = [n for n in o1.nodes if n.label == "START"]
+        assert cover, o1.ui_text()
+        d.act(Action.tap(*cover[0].center))
+        o2 = d.observe()
+        assert o2.page["done"] and o2.page["raw_reward"] == 1
+        assert sj.judge_step(StepContext(t, o1, o2, plan, a, [], Memory(), "h")).verdict is StepVerdict.OVERCOMPLETE
+        # going home restarts the page, but the episode's result is kept
+        d.act(Action.home())
+        o3 = d.observe()
+        assert o3.page["done"] and o3.page["raw_reward"] == 1 and o3.page.get("latched")
+        j = term.judge_terminal(TerminalContext(t, EndReason.COMPLETE, None, [o1, o2, o3], []))
+        assert j.verdict is TerminalVerdict.SUCCESS
+        j = term.judge_terminal(TerminalContext(t, EndReason.BUDGET, None, [o3], []))
+        assert j.verdict is TerminalVerdict.FAIL
+        # a new episode starts clean
+        d.restore(t.web_snapshot())
+        assert d.observe().page["done"] is False
+    finally:
+        d.close()
+
+
+def test_screenshots_come_with_the_observations(host):
+    from navrl.device.browser import BrowserDevice
+    d = BrowserDevice(host=host)
+    try:
+        d.restore(miniwob_task("enter-text", 2).web_snapshot())
+        obs = d.observe()
+        assert obs.has_screenshot and obs.png[:8] == b"\x89PNG\r\n\x1a\n"
+        img = obs.screenshot
+        q = [n for n in obs.nodes if n.label.startswith("Enter")][0]
+        # the query strip is painted yellow (#FF0) under its text node
+        x0, y0, _, _ = q.bounds
+        assert img.getpixel((x0 - 2 if x0 > 2 else 1, y0 + 2))[:3] == (255, 255, 0)
+    finally:
+        d.close()
