@@ -10,11 +10,17 @@ STAMP  := $(VENV)/.installed
 setup: $(STAMP)
 
 # The CPU build of torch is installed explicitly first so that no CUDA build is pulled.
+# Debian's Chromium (browser device, MiniWoB++) is installed when missing and apt is usable
+# (as root on Debian: CI); elsewhere the browser tests say why they skip.
 $(STAMP): pyproject.toml
+	@if ! command -v chromium >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+		echo "installing Debian chromium + chromium-driver"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null; \
+	fi
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
 	$(PIP) install --quiet torch==2.13.0
-	$(PIP) install --quiet -e ".[dev,ray,android,ios]"
+	$(PIP) install --quiet -e ".[dev,ray,android,ios,browser]"
 	touch $(STAMP)
 
 demo: setup
