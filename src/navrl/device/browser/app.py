@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -13,7 +14,8 @@ __all__ = ["PHONES", "Emulation", "WebApp", "WebSnapshot", "resolve_emulation"]
 
 PHONES: dict[str, str] = {"iphone": "iPhone 13", "pixel": "Pixel 7"}
 """Short names of the two default phone profiles -> Playwright device descriptor names.
-Any other descriptor name (``"iPhone 15 Pro"``, ``"Galaxy S9+"``...) works too."""
+Any other descriptor name (``"iPhone 15 Pro"``, ``"Galaxy S9+"``...) works too, and so does a
+bare touch screen ``WxH@scale`` in CSS pixels (``"160x210@1"``: MiniWoB's own 160x210 frame)."""
 
 
 @dataclass(frozen=True)
@@ -166,12 +168,22 @@ class Emulation:
 def resolve_emulation(descriptors: dict, phone: str, content_width: int | None = None) -> Emulation:
     """The emulation of ``phone`` (a short name of :data:`PHONES` or a descriptor name),
     zoomed so that ``content_width`` CSS pixels fill the screen width when given."""
-    name = PHONES.get(phone, phone)
-    if name not in descriptors:
-        raise ValueError(f"unknown phone {phone!r}: use {sorted(PHONES)} or a Playwright device name")
-    d = descriptors[name]
-    vw, vh = d["viewport"]["width"], d["viewport"]["height"]
-    dsf = float(d["device_scale_factor"])
+    m = re.fullmatch(r"(\d+)x(\d+)(?:@(\d+(?:\.\d+)?))?", phone.strip())
+    if m:
+        # a bare touch screen of W x H CSS pixels at a device scale (``160x210@1``), Pixel user agent
+        vw, vh, dsf = int(m.group(1)), int(m.group(2)), float(m.group(3) or 1)
+        if not (1 <= vw <= 4096 and 1 <= vh <= 4096 and 0.25 <= dsf <= 8):
+            raise ValueError(f"screen {phone!r} out of range")
+        d = {"viewport": {"width": vw, "height": vh}, "device_scale_factor": dsf, "is_mobile": True,
+             "has_touch": True, "user_agent": descriptors.get(PHONES["pixel"], {}).get("user_agent", "")}
+        name = phone.strip()
+    else:
+        name = PHONES.get(phone, phone)
+        if name not in descriptors:
+            raise ValueError(f"unknown phone {phone!r}: use {sorted(PHONES)}, a Playwright device name or WxH@scale")
+        d = descriptors[name]
+        vw, vh = d["viewport"]["width"], d["viewport"]["height"]
+        dsf = float(d["device_scale_factor"])
     zoom = 1.0
     if content_width:
         zoom = vw / content_width

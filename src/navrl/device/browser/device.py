@@ -127,6 +127,7 @@ class BrowserDevice(Device):
         self._policy: OriginPolicy | None = None
         self._observe_expr = ""
         self._start_url = ""
+        self._prefetch: tuple | None = None
         self._episodes_on_page = 0
         self._latched: dict | None = None
         self._sig: str | None = None
@@ -190,6 +191,7 @@ class BrowserDevice(Device):
         """Evaluate trusted JavaScript (a function expression taking ``arg``, or a plain
         expression) in the page. For tests and task checks, never for agent input."""
         async def go() -> Any:
+            await self._drop_prefetch()
             page = self._live()[0]
             return await page.evaluate(expression, arg)
         return self._run(go, timeout_s or self.timeout_s, "evaluate")
@@ -225,6 +227,7 @@ class BrowserDevice(Device):
         return self._page, self._cdp
 
     async def _a_close_ctx(self) -> None:
+        await self._drop_prefetch()
         ctx, self._ctx, self._page, self._cdp = self._ctx, None, None, None
         if ctx is not None:
             try:
@@ -243,6 +246,11 @@ class BrowserDevice(Device):
             raise DeviceError("bad_phone", str(e)) from None
 
     async def _a_restore(self, snap: WebSnapshot) -> None:
+        await self._drop_prefetch()
+        await self._a_restore_inner(snap)
+        self._start_prefetch()
+
+    async def _a_restore_inner(self, snap: WebSnapshot) -> None:
         browser = await self.host.browser()
         emu = await self._emulation(snap.app, snap.phone)
         app = snap.app
@@ -356,13 +364,53 @@ class BrowserDevice(Device):
         args = json.dumps({"scale": emu.scale, "width": emu.screen[0], "height": emu.screen[1], "maxNodes": 400})
         return f"({OBSERVE_JS})({args}, function(){{ {app.state_function()}\n}})"
 
+    # An action (or a restore) starts reading the next observation as soon as the page has
+    # settled; observe() takes it if it comes within PREFETCH_TTL_S, else reads afresh.
+    PREFETCH_TTL_S = 0.05
+
+    def _start_prefetch(self) -> None:
+        loop = asyncio.get_running_loop()
+        task = loop.create_task(self._a_observe_now())
+        box: dict = {"done_at": None}
+
+        def done(t: asyncio.Task) -> None:
+            box["done_at"] = loop.time()
+            if not t.cancelled():
+                t.exception()            # retrieved here; re-raised to whoever awaits it
+        task.add_done_callback(done)
+        self._prefetch = (task, box)
+
+    async def _drop_prefetch(self) -> None:
+        """Let an unread prefetch finish first (a screenshot still being taken must not
+        overlap the next input), then forget it."""
+        pf, self._prefetch = self._prefetch, None
+        if pf is not None and not pf[0].done():
+            try:
+                await asyncio.wait_for(asyncio.shield(pf[0]), self.timeout_s)
+            except BaseException as e:  # noqa: BLE001 - its outcome no longer matters
+                if isinstance(e, asyncio.CancelledError) and not pf[0].done():
+                    raise
+
     async def _a_observe(self) -> WebObservation:
+        pf, self._prefetch = self._prefetch, None
+        if pf is not None:
+            task, box = pf
+            fresh = not task.done() or asyncio.get_running_loop().time() - box["done_at"] <= self.PREFETCH_TTL_S
+            if fresh:
+                try:
+                    return await task
+                except asyncio.CancelledError:
+                    pass
+        return await self._a_observe_now()
+
+    async def _a_observe_now(self) -> WebObservation:
         page, cdp = self._live()
         emu, app = self._emu, self._app
         assert emu is not None and app is not None
         tree = cdp.send("Runtime.evaluate", {"expression": self._observe_expr, "returnByValue": True})
         if self.screenshots == "eager":
-            shot_task = cdp.send("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": False})
+            shot_task = cdp.send("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": False,
+                                                            "optimizeForSpeed": True})
             res, shot = await asyncio.gather(tree, shot_task)
         else:
             res, shot = await tree, None
@@ -437,6 +485,7 @@ class BrowserDevice(Device):
             pass
 
     async def _a_act(self, a: Action) -> ActResult:
+        await self._drop_prefetch()
         page, cdp = self._live()
         emu = self._emu
         assert emu is not None
@@ -471,9 +520,11 @@ class BrowserDevice(Device):
                 await self._a_start_episode()
             self._latched = latched
             self._sig = None
+            self._start_prefetch()
             return ActResult(True, "went to the start page")
         after = await self._a_settle(scrolled=k is ActionKind.SWIPE)
         self._sig = after
+        self._start_prefetch()
         changed = after is None or before is None or after != before
         if k is ActionKind.TYPE and not changed:
             note = "nothing took the text (no focused field?)"
