@@ -13,7 +13,8 @@ setup: $(STAMP)
 # Debian's Chromium (browser device, MiniWoB++) is installed when missing and apt is usable
 # (as root on Debian: CI); elsewhere the browser tests say why they skip.
 $(STAMP): pyproject.toml
-	@if ! command -v chromium >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+	@if { ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; } \
+		&& command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
 		echo "installing Debian chromium + chromium-driver"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null; \
 	fi
