@@ -16,8 +16,11 @@ episodes also run on the default phone (iPhone 13, 1170x1989-pixel screenshots).
 
 Timings interleave the two sides episode by episode (so load on the machine hits both
 alike), after warm-up episodes, and report medians: reset = start of an episode to its
-first observation; step = action to the next observation. Printed: per-task figures and the
-ratios, with the targets (navrl resets >= 2x faster and steps >= 1.5x faster).
+first observation; step = action to the next observation. The miniwob environment returns
+an empty observation (no screenshot, no DOM) once an episode is done, so its final steps
+do less work; steps are reported three ways: those that observe on both sides (the equal
+comparison), final steps, and all. Printed: per-task figures and the ratios, with the
+targets (navrl resets >= 2x faster and steps >= 1.5x faster).
 
     python bench/browser_vs_miniwob.py [--seeds 8] [--warmup 2]
 """
@@ -79,7 +82,7 @@ def miniwob_episode(env, seed: int, actions: list) -> tuple[float, list[float], 
     obs, info = env.reset(seed=seed)
     assert obs["screenshot"].shape == (210, 160, 3) and len(obs["dom_elements"]) > 0
     reset = time.perf_counter() - t0
-    steps, reward = [], 0.0
+    steps, reward, done = [], 0.0, False
     for kind, arg in actions:
         if kind == "click":
             a = u.create_action(ActionTypes.CLICK_COORDS, coords=np.array(arg, dtype=np.float32))
@@ -87,7 +90,7 @@ def miniwob_episode(env, seed: int, actions: list) -> tuple[float, list[float], 
             a = u.create_action(ActionTypes.TYPE_TEXT, text=arg)
         t0 = time.perf_counter()
         obs, r, done, trunc, info = env.step(a)
-        steps.append(time.perf_counter() - t0)
+        steps.append((time.perf_counter() - t0, bool(done)))
         if done:
             reward = float(info.get("raw_reward", r))
             break
@@ -134,17 +137,19 @@ def main() -> None:
     eq = BrowserDevice(phone=EQUAL, host=host)
     phone = None if args.no_phone else BrowserDevice(phone="iphone", host=host)
     rows = []
-    tot = {k: [] for k in ("n_reset", "n_step", "m_reset", "m_step", "p_reset", "p_step")}
+    tot = {k: [] for k in ("n_reset", "n_step", "m_reset", "m_step", "p_reset", "p_step", "n_obs", "m_obs",
+                           "n_fin", "m_fin")}
     wins = {"navrl": 0, "miniwob": 0, "phone": 0, "episodes": 0}
     print(f"navrl {EQUAL} (screenshot 160x210 decoded + UI tree) vs miniwob gymnasium env "
           f"(screenshot 160x210 decoded + DOM elements); {args.seeds} timed + {args.warmup} warm-up episodes per task")
     print(f"{'task':18s} {'navrl reset':>11s} {'miniwob':>8s} {'ratio':>6s}   {'navrl step':>10s} {'miniwob':>8s} "
-          f"{'ratio':>6s}   {'phone reset/step':>16s}  rewards n/m")
+          f"{'ratio':>6s}   {'phone reset/step':>16s}  rewards n/m   (step: observing steps; * = final steps only)")
     for name in names:
         t0 = time.perf_counter()
         env = gymnasium.make(f"miniwob/{name}-v1")
         env_start = time.perf_counter() - t0
         nr, ns, mr, ms, pr, ps = [], [], [], [], [], []
+        n_obs, m_obs, n_fin, m_fin = [], [], [], []
         rew_n = rew_m = 0
         for i in range(args.warmup + args.seeds):
             seed = 1000 + i
@@ -157,7 +162,10 @@ def main() -> None:
                 continue
             nr.append(a_reset), mr.append(b_reset)
             ns += a_steps
-            ms += b_steps
+            ms += [t for t, _ in b_steps]
+            for na, (mb, done) in zip(a_steps, b_steps):
+                (n_fin if done else n_obs).append(na)
+                (m_fin if done else m_obs).append(mb)
             rew_n += a_rew > 0
             rew_m += b_rew > 0
             if phone is not None:
@@ -168,22 +176,30 @@ def main() -> None:
         wins["navrl"] += rew_n
         wins["miniwob"] += rew_m
         wins["episodes"] += args.seeds
-        row = (name, med_ms(nr), med_ms(mr), med_ms(ns), med_ms(ms), med_ms(pr), med_ms(ps))
+        star = "" if n_obs else "*"
+        so_n, so_m = (n_obs, m_obs) if n_obs else (n_fin, m_fin)
+        row = (name, med_ms(nr), med_ms(mr), med_ms(so_n), med_ms(so_m), med_ms(pr), med_ms(ps))
         rows.append(row)
-        for k, v in zip(tot, (nr, ns, mr, ms, pr, ps)):
+        for k, v in zip(tot, (nr, ns, mr, ms, pr, ps, n_obs, m_obs, n_fin, m_fin)):
             tot[k] += v
         ph = f"{row[5]:6.1f}/{row[6]:5.1f} ms" if phone is not None else "-"
         print(f"{name:18s} {row[1]:8.1f} ms {row[2]:5.1f} ms {row[2] / row[1]:5.2f}x   {row[3]:7.1f} ms {row[4]:5.1f} ms "
-              f"{row[4] / row[3]:5.2f}x   {ph:>16s}  {rew_n}/{rew_m}   (miniwob env start {env_start:.1f} s)")
+              f"{row[4] / row[3]:5.2f}x{star:1s}  {ph:>16s}  {rew_n}/{rew_m}   (miniwob env start {env_start:.1f} s)")
     n_reset, m_reset = med_ms(tot["n_reset"]), med_ms(tot["m_reset"])
-    n_step, m_step = med_ms(tot["n_step"]), med_ms(tot["m_step"])
+    n_step, m_step = med_ms(tot["n_obs"]), med_ms(tot["m_obs"])
     r_reset, r_step = m_reset / n_reset, m_step / n_step
     print()
     print(f"all tasks (medians): reset navrl {n_reset:.1f} ms vs miniwob {m_reset:.1f} ms -> navrl resets "
           f"{r_reset:.2f}x faster (target >= 2x: {'met' if r_reset >= 2 else 'NOT met'})")
-    print(f"                     step  navrl {n_step:.1f} ms vs miniwob {m_step:.1f} ms -> navrl steps "
-          f"{r_step:.2f}x faster; {1000 / n_step:.1f} vs {1000 / m_step:.1f} steps/s "
+    print(f"  steps observed on both sides ({len(tot['n_obs'])}): navrl {n_step:.1f} ms vs miniwob {m_step:.1f} ms -> "
+          f"navrl steps {r_step:.2f}x faster; {1000 / n_step:.1f} vs {1000 / m_step:.1f} steps/s "
           f"(target >= 1.5x: {'met' if r_step >= 1.5 else 'NOT met'})")
+    f_n, f_m = med_ms(tot["n_fin"]), med_ms(tot["m_fin"])
+    a_n, a_m = med_ms(tot["n_step"]), med_ms(tot["m_step"])
+    print(f"  final steps ({len(tot['n_fin'])}; miniwob returns an empty observation): navrl {f_n:.1f} ms vs "
+          f"miniwob {f_m:.1f} ms ({f_m / f_n:.2f}x)")
+    print(f"  all steps ({len(tot['n_step'])}): navrl {a_n:.1f} ms vs miniwob {a_m:.1f} ms ({a_m / a_n:.2f}x); "
+          f"{1000 / a_n:.1f} vs {1000 / a_m:.1f} steps/s")
     if phone is not None:
         print(f"reference, navrl on the default phone (iPhone 13, 1170x1989 screenshots): reset "
               f"{med_ms(tot['p_reset']):.1f} ms, step {med_ms(tot['p_step']):.1f} ms "
