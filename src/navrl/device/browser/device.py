@@ -142,7 +142,12 @@ class BrowserDevice(Device):
     def _run(self, fn, timeout: float, what: str, timeout_reason: str = "page_hung"):
         if self._closed:
             raise DeviceError("device_closed", "this browser device was closed")
-        return self.host.run(fn, timeout, what, timeout_reason)
+        try:
+            return self.host.run(fn, timeout, what, timeout_reason)
+        except DeviceError as e:
+            if e.reason == "page_hung":
+                self._crashed = "page_hung"      # the tab is written off until the next restore
+            raise
 
     def restore(self, snapshot: object) -> None:
         if not isinstance(snapshot, WebSnapshot):
@@ -230,13 +235,15 @@ class BrowserDevice(Device):
         await self._drop_prefetch()
         ctx, self._ctx, self._page, self._cdp = self._ctx, None, None, None
         if ctx is not None:
-            try:
-                await asyncio.wait_for(ctx.close(), 5)
-            except Exception as e:  # noqa: BLE001 - a dead or hung context is dropped anyway
-                log.debug("closing a browser context failed: %s", e)
+            # in the background: a context whose page hangs can take seconds to go
+            task = asyncio.get_running_loop().create_task(_close_quietly(ctx))
+            _CLOSING.add(task)
+            task.add_done_callback(_CLOSING.discard)
 
     async def _a_close(self) -> None:
         await self._a_close_ctx()
+        if _CLOSING:
+            await asyncio.wait(list(_CLOSING), timeout=5)
 
     async def _emulation(self, app: WebApp, phone: str) -> Emulation:
         await self.host.browser()
@@ -557,6 +564,16 @@ class BrowserDevice(Device):
         state = (r.get("result") or {}).get("value")
         return Health(True, "ready", {"readyState": state, "incarnation": self.host.incarnation,
                                       "url": page.url})
+
+
+_CLOSING: set = set()
+
+
+async def _close_quietly(ctx: Any) -> None:
+    try:
+        await asyncio.wait_for(ctx.close(), 10)
+    except BaseException as e:  # noqa: BLE001 - a dead or hung context is dropped anyway
+        log.debug("closing a browser context failed: %s", e)
 
 
 def _document_additions(app: WebApp) -> str:
