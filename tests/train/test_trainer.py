@@ -138,3 +138,24 @@ def test_train_cli_quick_end_to_end_with_report(tmp_path, sft_policy) -> None:
     assert r.returncode == 0, r.stderr
     html = (out / "report.html").read_text()
     assert "<img" in html and "Learning curves" in html
+
+
+def test_demonstration_prompts_show_the_targets_remaining_plan(quick) -> None:
+    """The prompt of step t+1 carries the Remaining the target of step t wrote (what the
+    policy will see of its own output at test time), never the expert's longer plan."""
+    from navrl.agent.plan import parse_plan
+    from navrl.rl.sft import TemplateTeacher
+    policy = build_tiny_policy(quick)
+    demos = collect_demonstrations(policy, 6, TemplateTeacher(compact=True, remaining_goals=1))
+    episodes: dict[str, list] = {}          # the runner steps its episodes in lockstep
+    for d in demos:
+        episodes.setdefault(d.prompt.split("\n", 1)[0], []).append(d)
+    checked = 0
+    for steps in episodes.values():
+        for prev, cur in zip(steps, steps[1:]):
+            written = parse_plan(prev.target).remaining
+            assert "; " not in written                     # one goal kept
+            shown = [ln for ln in cur.prompt.splitlines() if ln.startswith("Remaining plan: ")]
+            assert shown == ([f"Remaining plan: {written}"] if written else [])
+            checked += 1
+    assert checked >= 10

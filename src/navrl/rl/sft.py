@@ -44,8 +44,9 @@ class TemplateTeacher:
     tiny model can learn in minutes.
     """
 
-    def __init__(self, compact: bool = False):
+    def __init__(self, compact: bool = False, remaining_goals: int = 2):
         self.compact = compact
+        self.remaining_goals = remaining_goals
 
     def fill(self, prompt: str, expert_text: str) -> str:
         if not self.compact:
@@ -54,7 +55,7 @@ class TemplateTeacher:
         reasoning = plan.reasoning
         if reasoning.startswith("I am ") and ". " in reasoning:
             reasoning = reasoning.split(". ", 1)[1]
-        remaining = "; ".join(plan.remaining.split("; ")[:2])
+        remaining = "; ".join(plan.remaining.split("; ")[:self.remaining_goals])
         return f"Reasoning: {reasoning}\nStep: {plan.step}\nRemaining: {remaining}"
 
 
@@ -86,10 +87,15 @@ class _Recorder(Planner):
         self.demos: list[Demo] = []
 
     def plan(self, contexts: list[PlannerContext]) -> list[PlannerOutput]:
-        outs = self.expert.plan(contexts)
-        for c, o in zip(contexts, outs):
+        outs = []
+        for c, o in zip(contexts, self.expert.plan(contexts)):
             p = self.policy.prompt_text(c)
-            self.demos.append(Demo(p, self.teacher.fill(p, o.text)))
+            target = self.teacher.fill(p, o.text)
+            self.demos.append(Demo(p, target))
+            # The episode goes on with the teacher's text, so the next prompt shows the
+            # remaining plan the policy will have written itself (not the expert's longer
+            # one): demonstration prompts look like the policy's own at test time.
+            outs.append(PlannerOutput(target, prompt=o.prompt))
         return outs
 
 

@@ -41,6 +41,11 @@ class TinyConfig:
     """Earlier steps shown in the prompt (step text only)."""
     ui_lines: int = 40
     """UI-tree lines shown in the prompt."""
+    copy_prev_token: bool = True
+    """Copy keys also carry the identity of the token before each prompt position, so that
+    after emitting a copied token the next key to match is simply its successor: typed text
+    and answers (``Type "555-867-5309"``) become a chain of one-step lookups instead of a
+    positional skill the model must first discover."""
 
 
 class _Block(nn.Module):
@@ -77,6 +82,7 @@ class TinyLM(nn.Module):
         self.copy_q = nn.Linear(c.d_model, c.d_model)
         self.copy_k = nn.Linear(c.d_model, c.d_model)
         self.copy_gate = nn.Linear(c.d_model, 1)
+        self.copy_prev = nn.Linear(c.d_model, c.d_model, bias=False) if c.copy_prev_token else None
         self.apply(self._init)
 
     @staticmethod
@@ -98,20 +104,29 @@ class TinyLM(nn.Module):
     def logits(self, h: torch.Tensor) -> torch.Tensor:
         return h @ self.tok.weight.T   # tied embeddings
 
+    def copy_keys(self, hk: torch.Tensor, ids_k: torch.Tensor) -> torch.Tensor:
+        """Copy-head keys [B,S,D] of prompt positions: hidden state (+ previous token id)."""
+        k = self.copy_k(hk)
+        if self.copy_prev is not None:
+            prev = torch.cat([ids_k[:, :1], ids_k[:, :-1]], dim=1)
+            k = k + self.copy_prev(self.tok(prev))
+        return k
+
     def target_logp(self, hq: torch.Tensor, hk: torch.Tensor, ids_k: torch.Tensor, keymask: torch.Tensor,
                     tgt: torch.Tensor) -> torch.Tensor:
         """log p(tgt) under the same mixture as :meth:`next_logp`, without building the
         [B,Tq,V] mixture: only a logsumexp over the vocabulary. tgt [B,Tq] -> [B,Tq]."""
         logits = self.logits(hq).float()
         vocab_lp = logits.gather(-1, tgt[..., None]).squeeze(-1) - torch.logsumexp(logits, dim=-1)
-        sc = (self.copy_q(hq) @ self.copy_k(hk).transpose(1, 2)).float() / math.sqrt(hq.shape[-1])
+        sc = (self.copy_q(hq) @ self.copy_keys(hk, ids_k).transpose(1, 2)).float() / math.sqrt(hq.shape[-1])
         sc = sc.masked_fill(~keymask, float("-inf"))
         attn = torch.softmax(sc, dim=-1).nan_to_num(0.0)
         copy_p = (attn * (ids_k[:, None, :] == tgt[:, :, None])).sum(-1)
         g = torch.sigmoid(self.copy_gate(hq).float()).squeeze(-1)
         return torch.logaddexp(torch.log1p(-g + 1e-6) + vocab_lp, torch.log(g + 1e-6) + torch.log(copy_p.clamp_min(1e-12)))
 
-    def next_logp(self, hq: torch.Tensor, hk: torch.Tensor, ids_k: torch.Tensor, keymask: torch.Tensor):
+    def next_logp(self, hq: torch.Tensor, hk: torch.Tensor, ids_k: torch.Tensor, keymask: torch.Tensor,
+                  keys: torch.Tensor | None = None):
         """Next-token log-probs with a copy head (pointer-generator).
 
         The planner mostly repeats labels it sees on screen; a from-scratch model learns
@@ -122,11 +137,13 @@ class TinyLM(nn.Module):
         distribution per step, so sampling, log-probs and PPO ratios are exact.
 
         hq [B,Tq,D] queries; hk [B,S,D] keys (hidden states of earlier positions);
-        ids_k [B,S] their token ids; keymask [B,Tq,S] bool (True = may copy from).
+        ids_k [B,S] their token ids; keymask [B,Tq,S] bool (True = may copy from);
+        keys [B,S,D] precomputed :meth:`copy_keys` (generation reuses them per token).
         Returns logp [B,Tq,V].
         """
         vocab_logp = torch.log_softmax(self.logits(hq).float(), dim=-1)
-        sc = (self.copy_q(hq) @ self.copy_k(hk).transpose(1, 2)).float() / math.sqrt(hq.shape[-1])
+        keys = self.copy_keys(hk, ids_k) if keys is None else keys
+        sc = (self.copy_q(hq) @ keys.transpose(1, 2)).float() / math.sqrt(hq.shape[-1])
         sc = sc.masked_fill(~keymask, float("-inf"))
         attn = torch.softmax(sc, dim=-1).nan_to_num(0.0)
         copy_p = torch.zeros_like(vocab_logp).scatter_add_(
@@ -194,7 +211,9 @@ class TinyPlanner(Policy):
     @staticmethod
     def from_state(state: dict) -> "TinyPlanner":
         tok = Tokenizer.from_str(state["tokenizer"])
-        p = TinyPlanner(tok, TinyConfig(**state["config"]))
+        # checkpoints from before copy_prev_token have no such weights
+        cfg = {"copy_prev_token": any(k.startswith("copy_prev.") for k in state["model"]), **state["config"]}
+        p = TinyPlanner(tok, TinyConfig(**cfg))
         p.load_state_dict_all(state)
         return p
 
@@ -235,7 +254,8 @@ class TinyPlanner(Policy):
         v = self.critic(state) if self.critic is not None else None
         values = v.tolist() if v is not None else [None] * B
         hk, idk, prompt_att = h, ids, att                 # copy-head keys: the prompt's positions
-        logp = self.model.next_logp(h[:, -1:], hk, idk, prompt_att[:, None, :])[:, 0]
+        keys = self.model.copy_keys(hk, idk)
+        logp = self.model.next_logp(h[:, -1:], hk, idk, prompt_att[:, None, :], keys)[:, 0]
         out_ids: list[list[int]] = [[] for _ in range(B)]
         out_lp: list[list[float]] = [[] for _ in range(B)]
         done = torch.zeros(B, dtype=torch.bool)
@@ -258,7 +278,7 @@ class TinyPlanner(Policy):
             att = torch.cat([att, torch.ones(B, 1, dtype=torch.bool)], dim=1)
             h, caches = self.model(tok[:, None], next_pos[:, None], self._mask(att, 1), caches)
             next_pos = next_pos + 1
-            logp = self.model.next_logp(h, hk, idk, prompt_att[:, None, :])[:, 0]
+            logp = self.model.next_logp(h, hk, idk, prompt_att[:, None, :], keys)[:, 0]
         return [PlannerOutput(self.decode(o), token_ids=o, logprobs=l, value=v, prompt=p)
                 for o, l, v, p in zip(out_ids, out_lp, values, prompts)]
 
