@@ -60,7 +60,7 @@ def run(args) -> int:
     print(f"[3/4] online PPO: {preset.train.num_updates} updates x {preset.train.trajectories_per_update} rollouts")
     train_with_progress(trainer, preset.train.num_updates, 0)
     print("[4/4] evaluate after RL")
-    from navrl.rollout.evaluate import evaluate as run_eval
+    from navrl.rollout.evaluate import difference_interval, evaluate as run_eval
     trainer.policy.sample = False
     after = {}
     with bar("evaluate RL", len(suites) * n_eval * preset.train.max_steps) as adv:
@@ -70,14 +70,20 @@ def run(args) -> int:
         print(f"        RL {s:13s} {r.summary().splitlines()[0]}")
     trainer.logger.log({"kind": "eval", "update": trainer.update, **{s: r.to_dict() for s, r in after.items()}})
     strips = save_filmstrips([t for r in after.values() for t in r.trajectories], trainer.run_dir)
-    summary = {s: {"sft": before[s].success_rate, "rl": after[s].success_rate,
-                   "gain_points": 100 * (after[s].success_rate - before[s].success_rate)} for s in suites}
+    summary = {}
+    for s in suites:
+        a, b = after[s], before[s]
+        lo, hi = difference_interval(a.successes, a.n, b.successes, b.n)
+        summary[s] = {"sft": b.success_rate, "rl": a.success_rate, "episodes": a.n,
+                      "gain_points": 100 * (a.success_rate - b.success_rate),
+                      "gain_ci_points": [100 * lo, 100 * hi]}
     summary["minutes"] = (time.perf_counter() - t_start) / 60
     atomic_write_text(trainer.run_dir / "summary.json", json.dumps(summary, indent=2))
     report = build_report(trainer.run_dir)
     for s in suites:
-        print(f"{s}: SFT {100 * summary[s]['sft']:.1f}% -> RL {100 * summary[s]['rl']:.1f}% "
-              f"({summary[s]['gain_points']:+.1f} points)")
+        g = summary[s]
+        print(f"{s}: SFT {100 * g['sft']:.1f}% -> RL {100 * g['rl']:.1f}% ({g['gain_points']:+.1f} points, "
+              f"95% CI {g['gain_ci_points'][0]:+.1f} to {g['gain_ci_points'][1]:+.1f}; {g['episodes']} episodes each)")
     print(f"total time: {summary['minutes']:.1f} min")
     print(f"report: {report.resolve()}")
     for kind, path in strips.items():

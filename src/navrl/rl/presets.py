@@ -28,15 +28,16 @@ def _presets() -> dict[str, Preset]:
         "default": Preset("default", SFTConfig(), TinyConfig(), TrainConfig(), description="DESIGN.md §5 defaults"),
         "demo": Preset(
             "demo",
-            # Sized from measurements on the 2-core machine (see README): SFT ~5 min on both
-            # cores; RL at rollout temperature 0.6 (at 1.0 the weak SFT planner's samples are
-            # mostly wrong steps and PPO learned nothing: test-ios 11.5% -> 10.4%, vs 17.2%
-            # at 0.6, 14 updates from the same SFT checkpoint); lr 6e-4 was worse (8.9%).
+            # Sized from measurements on the 2-core machine (docs/results/demo_tuning.md): SFT
+            # ~3.5 min on both cores, 14 RL updates ~4 min. Rollout temperature 0.6 (at 1.0 the
+            # SFT planner's samples are mostly wrong steps); 64 critic steps per update (8 left
+            # the critic at explained variance ~0.1); lr 1e-4 (3e-4 and 6e-4 drifted further).
             SFTConfig(n_tasks=800, epochs=7, lr=4e-3, batch_size=16),
             TinyConfig(d_model=96, n_layers=2, n_heads=4, d_ff=288),
             TrainConfig(tasks_per_update=8, rollouts_per_task=8, max_steps=20, num_updates=14,
-                        critic_warmup_updates=2, critic_lr_ratio=10.0, policy_lr=3e-4, minibatch_size=64,
-                        ppo_epochs=1, rollout_temperature=0.6, eval_every=0, eval_episodes=192,
+                        critic_warmup_updates=3, critic_lr_ratio=10.0, critic_steps=64, policy_lr=1e-4,
+                        minibatch_size=64, ppo_epochs=1, rollout_temperature=0.6, eval_every=0,
+                        eval_episodes=192,
                         checkpoint_every=4, torch_threads=2),
             description="SFT + online PPO on a 2-core CPU in about 15 minutes"),
         "quick": Preset(

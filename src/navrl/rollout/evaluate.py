@@ -26,6 +26,22 @@ def wilson_interval(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
     return max(0.0, c - h), min(1.0, c + h)
 
 
+def difference_interval(k1: int, n1: int, k2: int, n2: int, z: float = 1.96) -> tuple[float, float]:
+    """95% interval of p1 - p2 for two independent proportions k1/n1 and k2/n2.
+
+    Newcombe's hybrid score interval (method 10 of Newcombe 1998, built from the two
+    Wilson intervals): sound near 0% and 100%, where the plain Wald interval is not.
+    An interval that excludes 0 is a significant difference at the 5% level.
+    """
+    if n1 == 0 or n2 == 0:
+        return -1.0, 1.0
+    p1, p2 = k1 / n1, k2 / n2
+    l1, u1 = wilson_interval(k1, n1, z)
+    l2, u2 = wilson_interval(k2, n2, z)
+    d = p1 - p2
+    return d - math.sqrt((p1 - l1) ** 2 + (u2 - p2) ** 2), d + math.sqrt((u1 - p1) ** 2 + (p2 - l2) ** 2)
+
+
 @dataclass
 class EvalResult:
     suite: str
