@@ -42,6 +42,17 @@ def test_rollout_logprobs_equal_rescoring(policy, contexts) -> None:
             assert len(o.logprobs) == len(o.token_ids) == int(sb.mask[i].sum())
             assert torch.allclose(sb.logprobs[i, :len(o.logprobs)], torch.tensor(o.logprobs), atol=1e-4)
     policy.entropy_in_score = False
+    # at a rollout temperature the recorded log-probs are the tempered policy's, and the
+    # update's score(..., temperature=T) recomputes exactly them (ratio 1 before any step)
+    policy.temperature = 0.6
+    outs = policy.plan(contexts)
+    sb = policy.score([o.prompt for o in outs], [o.token_ids for o in outs], temperature=0.6)
+    plain = policy.score([o.prompt for o in outs], [o.token_ids for o in outs])
+    rec = torch.cat([torch.tensor(o.logprobs) for o in outs])
+    assert torch.allclose(torch.cat([sb.logprobs[i, :len(o.logprobs)] for i, o in enumerate(outs)]), rec, atol=1e-4)
+    assert not torch.allclose(torch.cat([plain.logprobs[i, :len(o.logprobs)] for i, o in enumerate(outs)]), rec,
+                              atol=1e-3)
+    policy.temperature = 1.0
     # greedy decoding is deterministic; sampling follows the policy's own generator
     policy.sample = False
     a, b = policy.plan(contexts), policy.plan(contexts)

@@ -59,8 +59,8 @@ def contexts():
     return ctxs
 
 
-def _check_match(pol: HFPlanner, outs, tol: float = 1e-4) -> None:
-    sb = pol.score([o.prompt for o in outs], [o.token_ids for o in outs])
+def _check_match(pol: HFPlanner, outs, tol: float = 1e-4, temperature: float = 1.0) -> None:
+    sb = pol.score([o.prompt for o in outs], [o.token_ids for o in outs], temperature=temperature)
     for i, o in enumerate(outs):
         n = len(o.token_ids)
         assert sb.mask[i].sum() == n
@@ -100,7 +100,14 @@ def test_rollout_logprobs_equal_score(models, contexts, kind, sample):
     pol = make(models, kind)
     pol.sample, pol.temperature = sample, 0.7
     outs = pol.plan(contexts)
-    _check_match(pol, outs)
+    # sampled tokens carry log-probs of the tempered distribution they were drawn from
+    # (the policy PPO trains); greedy ones the untempered model's
+    _check_match(pol, outs, temperature=0.7 if sample else 1.0)
+    if sample:
+        untempered = pol.score([o.prompt for o in outs], [o.token_ids for o in outs]).logprobs
+        recorded = torch.cat([torch.tensor(o.logprobs) for o in outs])
+        assert not torch.allclose(torch.cat([untempered[i, :len(o.token_ids)] for i, o in enumerate(outs)]),
+                                  recorded, atol=1e-3)
     if not sample:   # greedy decoding is deterministic, and each token is the argmax
         assert [o.token_ids for o in pol.plan(contexts)] == [o.token_ids for o in outs]
 

@@ -159,3 +159,29 @@ def test_demonstration_prompts_show_the_targets_remaining_plan(quick) -> None:
             assert shown == ([f"Remaining plan: {written}"] if written else [])
             checked += 1
     assert checked >= 10
+
+
+def test_sft_term_keeps_fitting_the_demonstrations(quick, sft_policy, tmp_path) -> None:
+    """PPO-ptx: with sft_coef > 0 the same update lowers the demonstrations' loss, and without
+    demonstrations such a config is refused up front."""
+    from dataclasses import replace
+    from navrl.rl.config import ConfigError
+    from navrl.rl.sft import TemplateTeacher
+    base = load_policy(sft_policy[0])
+    demos = collect_demonstrations(copy.deepcopy(base), 6, TemplateTeacher(compact=True), seed=5)
+    cfg0 = replace(quick.train, critic_warmup_updates=0, policy_lr=3e-3, minibatch_size=4)
+    trajs, _ = Trainer(copy.deepcopy(base), cfg0, tmp_path / "c", log=False).collect()
+    losses = {}
+    for coef in (0.0, 1.0):
+        pol = copy.deepcopy(base)
+        torch.manual_seed(0)
+        tr = Trainer(pol, replace(cfg0, sft_coef=coef, sft_batch_size=8), tmp_path / f"p{coef}", log=False,
+                     sft_demos=demos)
+        st = tr.learn(copy.deepcopy(trajs))
+        assert ("policy/sft_loss" in st.metrics) == (coef > 0)
+        losses[coef] = heldout_loss(pol, demos)
+    assert losses[1.0] < losses[0.0] - 1e-3, losses
+    with pytest.raises(ConfigError, match="sft_demos"):
+        Trainer(copy.deepcopy(base), replace(cfg0, sft_coef=0.5), tmp_path / "d", log=False)
+    with pytest.raises(ConfigError, match="sft_coef"):
+        replace(cfg0, sft_coef=-1.0).validate()

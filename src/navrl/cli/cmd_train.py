@@ -88,16 +88,26 @@ def make_trainer(args, preset, over: dict | None = None):
             from navrl.rl.config import TrainConfig
             cfg = TrainConfig.from_dict({**st["config"], **(over or {})})
             policy = load_policy(out)
-            trainer = Trainer(policy, cfg, out, devices_factory=_devices(args, cfg.trajectories_per_update))
+            trainer = Trainer(policy, cfg, out, devices_factory=_devices(args, cfg.trajectories_per_update),
+                              sft_demos=_sft_demos(policy, cfg, preset))
             trainer.load_checkpoint(out)
             return trainer
         if not args.init:
             raise CLIError("--init SFT_POLICY is required (or --resume)")
         policy = load_policy(args.init)
         return Trainer(policy, preset.train, out,
-                       devices_factory=_devices(args, preset.train.trajectories_per_update))
+                       devices_factory=_devices(args, preset.train.trajectories_per_update),
+                       sft_demos=_sft_demos(policy, preset.train, preset))
     except (CheckpointError, ConfigError) as e:
         raise CLIError(str(e)) from None
+
+
+def _sft_demos(policy, cfg, preset):
+    """The demonstrations of the SFT stage (same tasks, same teacher) for ``sft_coef > 0``."""
+    if cfg.sft_coef <= 0:
+        return None
+    from navrl.rl.sft import TemplateTeacher, collect_demonstrations
+    return collect_demonstrations(policy, preset.sft.n_tasks, TemplateTeacher(compact=True), seed=0)
 
 
 def _devices(args, batch: int = 512):

@@ -92,6 +92,14 @@ class TrainConfig:
     entropy_coef: float = 0.0
     """Weight of the entropy bonus; 0 disables it."""
 
+    sft_coef: float = 0.0
+    """Weight of a supervised term on the SFT demonstrations added to every policy minibatch
+    (PPO-ptx, as in InstructGPT): RL adjusts the planner without forgetting what SFT taught.
+    0 disables it; >0 needs the trainer to be given demonstrations."""
+
+    sft_batch_size: int = 16
+    """Demonstration steps drawn for the supervised term per policy minibatch."""
+
     grad_clip: float | None = 1.0
     """Max global gradient norm per optimiser step; None disables clipping."""
 
@@ -106,7 +114,8 @@ class TrainConfig:
     """Reward table: "default" (DESIGN.md §4) or "cautionary" (the paper's prolonging GRPO reward)."""
 
     rollout_temperature: float = 1.0
-    """Sampling temperature of training rollouts (evaluation decodes greedily)."""
+    """Sampling temperature of training rollouts (evaluation decodes greedily). The policy PPO
+    trains is the tempered one: rollouts record log softmax(logits / T) and the update scores at T."""
 
     train_perturb: bool = True
     """Train on the world with its default perturbations (pop-ups, loading, shuffles)."""
@@ -208,7 +217,7 @@ class TrainConfig:
                 raise ConfigError(f"{name} must be > 0, got {getattr(self, name)}")
         if self.clip_eps >= 1.0:
             raise ConfigError(f"clip_eps must be < 1, got {self.clip_eps}")
-        for name in ("kl_coef", "entropy_coef", "weight_decay", "gigpo_step_weight"):
+        for name in ("kl_coef", "entropy_coef", "sft_coef", "weight_decay", "gigpo_step_weight"):
             if real(name) < 0.0:
                 raise ConfigError(f"{name} must be >= 0, got {getattr(self, name)}")
         for name in ("value_clip", "grad_clip"):
@@ -218,7 +227,8 @@ class TrainConfig:
             raise ConfigError(f"reward_preset must be 'default' or 'cautionary', got {self.reward_preset!r}")
         if real("rollout_temperature") <= 0.0:
             raise ConfigError(f"rollout_temperature must be > 0, got {self.rollout_temperature}")
-        for name, low in (("eval_every", 0), ("eval_episodes", 1), ("checkpoint_every", 1), ("torch_threads", 1)):
+        for name, low in (("eval_every", 0), ("eval_episodes", 1), ("checkpoint_every", 1), ("torch_threads", 1),
+                          ("sft_batch_size", 1)):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise ConfigError(f"{name} must be an int >= {low}, got {value!r}")

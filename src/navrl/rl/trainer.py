@@ -33,6 +33,7 @@ from navrl.rl.critic import CriticAdapter
 from navrl.rl.estimators import AdvantageEstimator
 from navrl.rl.losses import critic_loss, ppo_policy_loss
 from navrl.rl.metrics import MetricsLogger
+from navrl.rl.sft import Demo, demo_loss
 from navrl.rollout.runner import EpisodeRunner, RunnerConfig
 from navrl.tasks.suites import sample_tasks
 
@@ -49,8 +50,11 @@ class UpdateStats:
 
 class Trainer:
     def __init__(self, policy: Policy, cfg: TrainConfig, run_dir: str | Path, grounder: Grounder | None = None,
-                 devices_factory: Callable | None = None, log: bool = True):
+                 devices_factory: Callable | None = None, log: bool = True, sft_demos: list[Demo] | None = None):
         cfg.validate()
+        if cfg.sft_coef > 0 and not sft_demos:
+            raise ConfigError("sft_coef > 0 needs the SFT demonstrations (Trainer(..., sft_demos=...))")
+        self.sft_demos = list(sft_demos or [])
         torch.set_num_threads(cfg.torch_threads)
         self.policy, self.cfg = policy, cfg
         self.run_dir = Path(run_dir)
@@ -123,6 +127,9 @@ class Trainer:
         # 4. update: the critic always, the policy after the warm-up
         t2 = time.perf_counter()
         c_stats = self._update_critic(states, adv.returns, batch, mask) if cfg.uses_critic else {}
+        if V is not None:
+            # the baseline the advantages actually used: the critic before it saw this batch
+            c_stats["critic/explained_variance_before"] = float(critic_loss(V, adv.returns, mask).explained_variance)
         frozen = cfg.policy_frozen(u)
         p_stats = {} if frozen else self._update_policy(batch, adv.advantages, progress)
         tm["update"] = time.perf_counter() - t2
@@ -177,7 +184,10 @@ class Trainer:
             chunks = _length_chunks(S, cfg.minibatch_size)
             self.rng.shuffle(chunks)
             for chunk in chunks:
-                sb = pol.score([s.prompt for s in chunk], [s.output_ids for s in chunk])
+                # score at the rollout temperature: the recorded old log-probs are of the tempered
+                # policy the rollouts sampled from, so that is the policy this update trains
+                T = cfg.rollout_temperature
+                sb = pol.score([s.prompt for s in chunk], [s.output_ids for s in chunk], temperature=T)
                 L = sb.logprobs.shape[1]
                 old = torch.zeros(len(chunk), L)
                 for i, s in enumerate(chunk):
@@ -186,11 +196,20 @@ class Trainer:
                 ref = None
                 if self.ref_policy is not None:
                     with torch.no_grad():
-                        ref = self.ref_policy.score([s.prompt for s in chunk], [s.output_ids for s in chunk]).logprobs
+                        ref = self.ref_policy.score([s.prompt for s in chunk], [s.output_ids for s in chunk],
+                                                   temperature=T).logprobs
                 out = ppo_policy_loss(sb.logprobs, old, a, sb.mask, cfg.clip_eps, ref_logp=ref, kl_coef=cfg.kl_coef,
                                       entropy=sb.entropy, entropy_coef=cfg.entropy_coef)
+                loss = out.loss
+                if cfg.sft_coef > 0:
+                    # PPO-ptx: keep fitting the demonstrations so the few tasks of one update
+                    # cannot pull the planner away from everything SFT taught it
+                    demos = self.rng.sample(self.sft_demos, min(cfg.sft_batch_size, len(self.sft_demos)))
+                    sft = demo_loss(pol, demos)
+                    loss = loss + cfg.sft_coef * sft
+                    agg["policy/sft_loss"] += float(sft.detach())
                 self.opt_policy.zero_grad()
-                out.loss.backward()
+                loss.backward()
                 if cfg.grad_clip:
                     torch.nn.utils.clip_grad_norm_(pol.policy_parameters(), cfg.grad_clip)
                 self.opt_policy.step()

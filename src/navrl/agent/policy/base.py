@@ -40,8 +40,11 @@ class Policy(Planner, abc.ABC):
         """The exact prompt this policy conditions on for planner context ``ctx``."""
 
     @abc.abstractmethod
-    def score(self, prompts: list[str], outputs: list[list[int]]) -> ScoredBatch:
-        """Log-probs (with grad) of given output token ids after the given prompts."""
+    def score(self, prompts: list[str], outputs: list[list[int]], temperature: float = 1.0) -> ScoredBatch:
+        """Log-probs (with grad) of given output token ids after the given prompts, under the
+        distribution at ``temperature``: log softmax(logits / temperature). ``plan`` records its
+        sampled tokens' log-probs at ``self.temperature``, so PPO scores at the rollout
+        temperature and its ratios start at exactly 1; SFT scores at 1."""
 
     @abc.abstractmethod
     def encode_target(self, text: str) -> list[int]:

@@ -27,10 +27,12 @@ Log-probs
 ---------
 ``plan`` samples (``policy.sample = True``, at ``policy.temperature``) or decodes greedily
 with ``model.generate`` and records, for every generated token, its log-probability under
-the *untempered* model distribution — what :meth:`score` recomputes with gradients (the same
-convention as the tiny planner). The log-probs are taken from the raw logits by a logits
-processor that runs before any sampling warper; top-k/top-p/repetition penalties are off, so
-tokens are drawn from softmax(logits / temperature) exactly.
+the distribution it was drawn from, log softmax(logits / temperature) (untempered when
+greedy) — what ``score(..., temperature=T)`` recomputes with gradients, as verl does and
+the same convention as the tiny planner; PPO therefore trains the policy that was sampled.
+The log-probs are taken from the raw logits by a logits processor that runs before any
+sampling warper; top-k/top-p/repetition penalties are off, so tokens are drawn from
+softmax(logits / temperature) exactly.
 
 Image input is implemented for the Qwen-VL family (Qwen2-VL, Qwen2.5-VL, Qwen3-VL and any
 model whose processor expands one ``image_token_id`` placeholder to
@@ -220,14 +222,15 @@ class HFPlannerConfig:
 
 class _LogprobRecorder:
     """Logits processor that bans the vision placeholder tokens and records log p(token)
-    under the raw (untempered) logits.
+    under softmax(raw logits / temperature) — the distribution generate() samples from.
 
     Called once per generated token, before sampling; the token chosen at call k is read at
     call k + 1 (it is then the last input id) and, for the final token, by :meth:`finish`.
     """
 
-    def __init__(self, banned: list[int]):
+    def __init__(self, banned: list[int], temperature: float = 1.0):
         self.banned = banned
+        self.temperature = temperature
         self.prev: torch.Tensor | None = None
         self.lps: list[torch.Tensor] = []
 
@@ -237,7 +240,7 @@ class _LogprobRecorder:
         if self.banned:
             scores = scores.clone()
             scores[:, self.banned] = float("-inf")
-        self.prev = torch.log_softmax(scores.float(), dim=-1)
+        self.prev = torch.log_softmax(scores.float() / self.temperature, dim=-1)
         return scores
 
     def finish(self, last_tokens: torch.Tensor) -> torch.Tensor:
@@ -527,7 +530,7 @@ class HFPlanner(Policy):
             temperature=float(self.temperature) if self.sample else None, top_k=0 if self.sample else None,
             top_p=1.0 if self.sample else None, eos_token_id=list(self.stop_ids), pad_token_id=self.pad_id,
             return_dict_in_generate=True)
-        rec = _LogprobRecorder(self.banned_ids)
+        rec = _LogprobRecorder(self.banned_ids, float(self.temperature) if self.sample else 1.0)
         hook_state: dict = {}
 
         def grab(_mod, args):
@@ -560,8 +563,9 @@ class HFPlanner(Policy):
         return outs
 
     # ------------------------------------------------------------------ scoring (with grad)
-    def score(self, prompts: list[str], outputs: list[list[int]]) -> ScoredBatch:
-        """Log-probs, entropies and last-prompt-token states of ``outputs`` after ``prompts``.
+    def score(self, prompts: list[str], outputs: list[list[int]], temperature: float = 1.0) -> ScoredBatch:
+        """Log-probs (at ``temperature``), entropies and last-prompt-token states of ``outputs``
+        after ``prompts``.
 
         Layout: prompts left-padded to a common end column Lp, outputs right-padded after it,
         so output token j is predicted at column Lp - 1 + j for every row.
@@ -587,7 +591,7 @@ class HFPlanner(Policy):
         if self.banned_ids:
             logits = logits.clone()
             logits[..., self.banned_ids] = float("-inf")
-        logp_all = torch.log_softmax(logits.float(), dim=-1)
+        logp_all = torch.log_softmax(logits.float() / temperature, dim=-1)
         m = omask.to(self.device).float()
         tgt = oids.to(self.device)
         logp = logp_all.gather(2, tgt[..., None]).squeeze(2) * m

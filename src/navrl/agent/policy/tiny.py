@@ -262,11 +262,14 @@ class TinyPlanner(Policy):
         next_pos = pos[:, -1] + 1
         for t in range(self.config.max_new_tokens):
             if self.sample:
-                probs = torch.softmax(logp / self.temperature, dim=-1)
-                tok = torch.multinomial(probs, 1, generator=self.generator).squeeze(1)
+                # sample from, and record the log-prob under, the tempered distribution: that is
+                # the policy PPO trains (score(..., temperature=T) recomputes exactly this)
+                logp_t = torch.log_softmax(logp / self.temperature, dim=-1) if self.temperature != 1.0 else logp
+                tok = torch.multinomial(logp_t.exp(), 1, generator=self.generator).squeeze(1)
             else:
+                logp_t = logp
                 tok = logp.argmax(-1)
-            lp = logp.gather(1, tok[:, None]).squeeze(1)
+            lp = logp_t.gather(1, tok[:, None]).squeeze(1)
             toks, lps = tok.tolist(), lp.tolist()
             for i in range(B):
                 if not done[i]:
@@ -283,7 +286,7 @@ class TinyPlanner(Policy):
                 for o, l, v, p in zip(out_ids, out_lp, values, prompts)]
 
     # ------------------------------------------------------------------ scoring (with grad)
-    def score(self, prompts: list[str], outputs: list[list[int]]) -> ScoredBatch:
+    def score(self, prompts: list[str], outputs: list[list[int]], temperature: float = 1.0) -> ScoredBatch:
         self.model.train()
         P = [self.encode_prompt(p) for p in prompts]
         Lo = max(len(o) for o in outputs)
@@ -310,10 +313,13 @@ class TinyPlanner(Policy):
         keymask = (torch.arange(T)[None, :] < Lp)[None].expand(1, Lo, T) & att[:, None, :]
         tgt = ids[:, Lp:Lp + Lo]
         hq = h[:, Lp - 1:Lp - 1 + Lo]
-        if self.entropy_in_score:
+        if self.entropy_in_score or temperature != 1.0:
             logp_all = self.model.next_logp(hq, h, ids, keymask)
+            if temperature != 1.0:
+                logp_all = torch.log_softmax(logp_all / temperature, dim=-1)
             logp = logp_all.gather(2, tgt[..., None]).squeeze(2) * omask
-            ent = -(logp_all.exp() * logp_all).sum(-1) * omask
+            ent = (-(logp_all.exp() * logp_all).sum(-1) * omask if self.entropy_in_score
+                   else torch.zeros_like(logp))
         else:   # the fast path: no [N,L,V] mixture; entropy not computed (reported as 0)
             logp = self.model.target_logp(hq, h, ids, keymask, tgt) * omask
             ent = torch.zeros_like(logp)
