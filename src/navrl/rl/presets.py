@@ -32,6 +32,7 @@ def _presets() -> dict[str, Preset]:
             # ~3.5 min on both cores, 14 RL updates ~4 min. Rollout temperature 0.6 (at 1.0 the
             # SFT planner's samples are mostly wrong steps); 64 critic steps per update (8 left
             # the critic at explained variance ~0.1); lr 1e-4 (3e-4 and 6e-4 drifted further).
+            # Measured: no setting tried beats SFT on test-ios yet (docs/results/demo_tuning.md).
             SFTConfig(n_tasks=800, epochs=7, lr=4e-3, batch_size=16),
             TinyConfig(d_model=96, n_layers=2, n_heads=4, d_ff=288),
             TrainConfig(tasks_per_update=8, rollouts_per_task=8, max_steps=20, num_updates=14,
