@@ -59,6 +59,26 @@ def test_rollout_logprobs_equal_rescoring(policy, contexts) -> None:
     assert [x.text for x in a] == [x.text for x in b]
 
 
+def test_tempered_fast_path_equals_the_full_mixture(policy, contexts) -> None:
+    # the update's fast tempered path (a logsumexp over the vocabulary plus the ids present)
+    # must give the same log softmax(log p / T) as building the [N,L,V] mixture
+    policy.sample = True
+    outs = policy.plan(contexts)
+    policy.sample = False
+    P, O = [o.prompt for o in outs], [o.token_ids for o in outs]
+    for T in (0.3, 0.6, 1.7):
+        policy.entropy_in_score = True
+        full = policy.score(P, O, temperature=T)
+        policy.entropy_in_score = False
+        fast = policy.score(P, O, temperature=T)
+        assert torch.allclose(fast.logprobs, full.logprobs, atol=1e-4), T
+        assert torch.equal(fast.mask, full.mask)
+    # and gradients flow through it
+    fast.logprobs.sum().backward()
+    assert any(p.grad is not None and p.grad.abs().sum() > 0 for p in policy.model.parameters())
+    policy.model.zero_grad()
+
+
 def test_state_depends_on_the_prompt_only(policy, contexts) -> None:
     outs = policy.plan(contexts[:2])
     p = [outs[0].prompt, outs[0].prompt]

@@ -29,13 +29,15 @@ def _presets() -> dict[str, Preset]:
         "demo": Preset(
             "demo",
             # Sized from measurements on the 2-core machine (docs/results/demo_tuning.md): SFT
-            # ~3.5 min on both cores, 14 RL updates ~4 min. Rollout temperature 0.6 (at 1.0 the
-            # SFT planner's samples are mostly wrong steps); 64 critic steps per update (8 left
-            # the critic at explained variance ~0.1); lr 1e-4 (3e-4 and 6e-4 drifted further).
-            # Measured: no setting tried beats SFT on test-ios yet (docs/results/demo_tuning.md).
-            SFTConfig(n_tasks=800, epochs=7, lr=4e-3, batch_size=16),
+            # ~4-5 min on both cores, 10 RL updates ~5 min, 4 evaluations of 192 episodes ~3.5
+            # min (14 updates and 7 SFT epochs took 15.4 min on 2026-12-03). Rollout temperature
+            # 0.6 (at 1.0 the SFT planner's samples are mostly wrong steps); 64 critic steps per
+            # update (8 left the critic at explained variance ~0.1); lr 1e-4 (3e-4 and 6e-4
+            # drifted further). Measured: no setting tried beats SFT on test-ios by more than a
+            # point (docs/results/demo_tuning.md).
+            SFTConfig(n_tasks=800, epochs=6, lr=4e-3, batch_size=16),
             TinyConfig(d_model=96, n_layers=2, n_heads=4, d_ff=288),
-            TrainConfig(tasks_per_update=8, rollouts_per_task=8, max_steps=20, num_updates=14,
+            TrainConfig(tasks_per_update=8, rollouts_per_task=8, max_steps=20, num_updates=10,
                         critic_warmup_updates=3, critic_lr_ratio=10.0, critic_steps=64, policy_lr=1e-4,
                         minibatch_size=64, ppo_epochs=1, rollout_temperature=0.6, eval_every=0,
                         eval_episodes=192,

@@ -125,6 +125,48 @@ class TinyLM(nn.Module):
         g = torch.sigmoid(self.copy_gate(hq).float()).squeeze(-1)
         return torch.logaddexp(torch.log1p(-g + 1e-6) + vocab_lp, torch.log(g + 1e-6) + torch.log(copy_p.clamp_min(1e-12)))
 
+    def tempered_target_logp(self, hq: torch.Tensor, hk: torch.Tensor, ids_k: torch.Tensor, keymask: torch.Tensor,
+                             tgt: torch.Tensor, temperature: float) -> torch.Tensor:
+        """log softmax(log p / T)[tgt] for the mixture of :meth:`next_logp`, without building
+        the [B,Tq,V] mixture (the update scores every rollout output at the rollout temperature).
+
+        With beta = 1/T the normaliser is Z = sum_v p_v^beta. Outside the token ids present
+        in the sequence the copy term is zero, so those tokens contribute
+        (1-g)^beta * (sum_v s_v^beta - sum_{u in ids} s_u^beta), a logsumexp of the logits;
+        the ids present (U <= S per row) are added with their full mixture. Same inputs as
+        :meth:`target_logp`; returns [B,Tq]."""
+        beta = 1.0 / temperature
+        B, Tq, S = keymask.shape[0], hq.shape[1], ids_k.shape[1]
+        logits = self.logits(hq).float()                                        # [B,Tq,V]
+        lse = torch.logsumexp(logits, dim=-1)                                   # [B,Tq]
+        sc = (self.copy_q(hq) @ self.copy_keys(hk, ids_k).transpose(1, 2)).float() / math.sqrt(hq.shape[-1])
+        attn = torch.softmax(sc.masked_fill(~keymask, float("-inf")), dim=-1).nan_to_num(0.0)  # [B,Tq,S]
+        g = torch.sigmoid(self.copy_gate(hq).float()).squeeze(-1)
+        lg1, lgg = torch.log1p(-g + 1e-6), torch.log(g + 1e-6)                  # as in next_logp
+        # the distinct ids of each row, and where each position's id sits among them
+        uniq = [torch.unique(ids_k[b], return_inverse=True) for b in range(B)]
+        U = max(len(u) for u, _ in uniq)
+        uid = torch.zeros(B, U, dtype=torch.long)
+        valid = torch.zeros(B, U, dtype=torch.bool)
+        inv = torch.empty(B, S, dtype=torch.long)
+        for b, (u, i) in enumerate(uniq):
+            uid[b, :len(u)], valid[b, :len(u)], inv[b] = u, True, i
+        copy_u = torch.zeros(B, Tq, U).scatter_add_(2, inv[:, None, :].expand(B, Tq, S), attn)  # [B,Tq,U]
+        log_s_u = logits.gather(2, uid[:, None, :].expand(B, Tq, U)) - lse[..., None]
+        log_p_u = torch.logaddexp(lg1[..., None] + log_s_u, lgg[..., None] + torch.log(copy_u.clamp_min(1e-12)))
+        # log of the vocabulary-only part summed over all v, and the ids' two versions of it
+        log_rest = beta * lg1 + torch.logsumexp(beta * logits, dim=-1) - beta * lse        # [B,Tq]
+        with_copy = (beta * log_p_u).double().masked_fill(~valid[:, None, :], float("-inf"))
+        without = (beta * (lg1[..., None] + log_s_u)).double().masked_fill(~valid[:, None, :], float("-inf"))
+        M = torch.maximum(log_rest.double(), with_copy.amax(-1)).detach()
+        z = ((log_rest.double() - M).exp() + ((with_copy - M[..., None]).exp()
+             - (without - M[..., None]).exp()).sum(-1))
+        log_z = (M + torch.log(z.clamp_min(1e-300))).float()
+        vocab_lp = logits.gather(-1, tgt[..., None]).squeeze(-1) - lse
+        copy_p = (attn * (ids_k[:, None, :] == tgt[:, :, None])).sum(-1)
+        log_p = torch.logaddexp(lg1 + vocab_lp, lgg + torch.log(copy_p.clamp_min(1e-12)))   # = target_logp
+        return beta * log_p - log_z
+
     def next_logp(self, hq: torch.Tensor, hk: torch.Tensor, ids_k: torch.Tensor, keymask: torch.Tensor,
                   keys: torch.Tensor | None = None):
         """Next-token log-probs with a copy head (pointer-generator).
@@ -313,15 +355,16 @@ class TinyPlanner(Policy):
         keymask = (torch.arange(T)[None, :] < Lp)[None].expand(1, Lo, T) & att[:, None, :]
         tgt = ids[:, Lp:Lp + Lo]
         hq = h[:, Lp - 1:Lp - 1 + Lo]
-        if self.entropy_in_score or temperature != 1.0:
+        if self.entropy_in_score:
             logp_all = self.model.next_logp(hq, h, ids, keymask)
             if temperature != 1.0:
                 logp_all = torch.log_softmax(logp_all / temperature, dim=-1)
             logp = logp_all.gather(2, tgt[..., None]).squeeze(2) * omask
             ent = (-(logp_all.exp() * logp_all).sum(-1) * omask if self.entropy_in_score
                    else torch.zeros_like(logp))
-        else:   # the fast path: no [N,L,V] mixture; entropy not computed (reported as 0)
-            logp = self.model.target_logp(hq, h, ids, keymask, tgt) * omask
+        else:   # the fast paths: no [N,L,V] mixture; entropy not computed (reported as 0)
+            logp = (self.model.target_logp(hq, h, ids, keymask, tgt) if temperature == 1.0
+                    else self.model.tempered_target_logp(hq, h, ids, keymask, tgt, temperature)) * omask
             ent = torch.zeros_like(logp)
         return ScoredBatch(logp, omask, ent, h[:, Lp - 1])
 
