@@ -148,6 +148,8 @@ class SFTResult:
     heldout_losses: list[float] = field(default_factory=list)
     n_train: int = 0
     n_heldout: int = 0
+    n_dropped: int = 0
+    """Demonstration steps the policy cannot express (left out, counted)."""
     seconds: float = 0.0
 
 
@@ -160,7 +162,7 @@ def _batches(demos: list[Demo], size: int, rng: random.Random | None) -> list[li
 
 
 def demo_loss(policy: Policy, batch: list[Demo]) -> torch.Tensor:
-    targets = [policy.encode_target(d.target) for d in batch]
+    targets = [policy.encode_demo(d.prompt, d.target) for d in batch]
     sb = policy.score([d.prompt for d in batch], targets)
     return -(sb.logprobs.sum() / sb.mask.sum())
 
@@ -169,7 +171,7 @@ def demo_loss(policy: Policy, batch: list[Demo]) -> torch.Tensor:
 def heldout_loss(policy: Policy, demos: list[Demo], size: int = 64) -> float:
     tot, n = 0.0, 0
     for b in _batches(demos, size, None):
-        targets = [policy.encode_target(d.target) for d in b]
+        targets = [policy.encode_demo(d.prompt, d.target) for d in b]
         sb = policy.score([d.prompt for d in b], targets)
         tot += float(-sb.logprobs.sum())
         n += int(sb.mask.sum())
@@ -181,13 +183,20 @@ def train_sft(policy: Policy, demos: list[Demo], cfg: SFTConfig,
     """Standard SFT: token cross-entropy on the targets, held-out loss before and after."""
     cfg.validate()
     t0 = time.perf_counter()
+    policy.prepare_sft(demos)
+    n_all = len(demos)
+    demos = [d for d in demos if policy.encode_demo(d.prompt, d.target) is not None]
+    if not demos:
+        from navrl.rl.config import ConfigError
+        raise ConfigError("the policy can express none of the demonstrations")
     rng = random.Random(cfg.seed)
     # split by prompt so near-duplicate steps do not leak across the split
     idx = list(range(len(demos)))
     rng.shuffle(idx)
     k = max(1, int(len(demos) * cfg.heldout_frac))
     held, train = [demos[i] for i in idx[:k]], [demos[i] for i in idx[k:]]
-    res = SFTResult(heldout_loss(policy, held), 0.0, n_train=len(train), n_heldout=len(held))
+    res = SFTResult(heldout_loss(policy, held), 0.0, n_train=len(train), n_heldout=len(held),
+                    n_dropped=n_all - len(demos))
     opt = torch.optim.AdamW(policy.policy_parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     total = cfg.epochs * ((len(train) + cfg.batch_size - 1) // cfg.batch_size)
     warm = max(1, total // 20)

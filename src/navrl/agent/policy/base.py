@@ -50,6 +50,14 @@ class Policy(Planner, abc.ABC):
     def encode_target(self, text: str) -> list[int]:
         """Token ids of an output text (SFT targets), end-of-sequence included."""
 
+    def encode_demo(self, prompt: str, text: str) -> list[int] | None:
+        """Output ids of a demonstration's target ``text`` after ``prompt`` (SFT); None when this
+        policy cannot express it. Text policies ignore the prompt; pointer policies need it."""
+        return self.encode_target(text)
+
+    def prepare_sft(self, demos) -> None:
+        """Called once with all demonstrations before SFT (e.g. to learn question frames)."""
+
     @abc.abstractmethod
     def policy_parameters(self) -> list[torch.nn.Parameter]: ...
 

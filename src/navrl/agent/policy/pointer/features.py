@@ -1,0 +1,408 @@
+"""From planner context to the pointer planner's input, and back from its decision to text.
+
+A context becomes a compact JSON *prompt* (the exact input the planner conditions on, so
+the trainer can store it and ``score`` can rebuild the same features), which
+:func:`encode` turns into an :class:`Encoded` state: piece ids, per-node features and
+alignment against the goal and answers, the node x goal-piece match matrix that biases
+attention, which kinds and nodes are legal, and the candidate text spans.
+
+Decisions are factorised (DESIGN.md §3a): ``kind``, then a node (tap, long press, swipe
+left/right on) or a text candidate (type, answer, the subject of a question), then a
+question frame (ask). A decision is a short list of ints — the planner's "output token
+ids" — and renders as the Step line of DESIGN.md §3.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+
+from navrl.agent.policy.pointer.text import (Piece, STOPWORDS, alignment, content_keys, norm, pieces, span_text,
+                                             spans, trigrams)
+
+KINDS = ("tap", "long_press", "type", "swipe_up", "swipe_down", "swipe_left", "swipe_right", "home", "ask",
+         "complete", "answer")
+K = len(KINDS)
+KIND_ID = {k: i for i, k in enumerate(KINDS)}
+NODE_KINDS = {"tap": "tap", "long_press": "long_press", "swipe_left": "swipe", "swipe_right": "swipe"}
+"""Kinds that point at a node, and the action the node must accept."""
+TEXT_KINDS = ("type", "answer", "ask")
+"""Kinds that point at a text candidate (typed text, answer, the subject of a question)."""
+
+ROLES = ("other", "button", "text", "textfield", "cell", "tab", "header", "icon", "switch", "dialog", "image",
+         "link", "checkbox", "radio", "slider", "combobox", "option", "listbox", "menuitem", "menu", "title")
+ROLE_ID = {r: i for i, r in enumerate(ROLES)}
+FIXED_ANSWERS = ("Yes", "No")
+"""Answers that are not on screen (yes/no questions)."""
+
+# sizes (inputs beyond them are cut: the first nodes, the start of the goal)
+MAX_CTX = 64          # goal + answer pieces
+MAX_NODES = 48
+MAX_HIST = 4
+MAX_NODE_PIECES = 24  # pieces per label or value
+MAX_SPAN_CTX = 16     # pieces per goal/answer span
+MAX_SPAN_SCREEN = 8   # pieces per on-screen span
+N_PLACEHOLDERS = 128
+
+NODE_FEATS = 27
+CTX_FEATS = 6
+GLOBAL_FEATS = 5
+CAND_FEATS = 12
+HIST_FEATS = 3
+
+
+class PointerInputError(ValueError):
+    """A prompt that is not a pointer-planner state."""
+
+
+# ---------------------------------------------------------------------------- prompts
+def context_prompt(ctx, max_hist: int = MAX_HIST) -> str:
+    """The JSON prompt of a :class:`~navrl.agent.planner.PlannerContext`."""
+    obs = ctx.obs
+    W, H = obs.screen_size if obs.screen_size and obs.screen_size[0] else (1, 1)
+    nodes = []
+    for n in obs.nodes[:MAX_NODES]:
+        x0, y0, x1, y1 = n.bounds
+        nodes.append([n.role, n.label or "", n.value or "", int(bool(n.enabled)), int(bool(n.focused)),
+                      "".join(a[0] for a in n.actions),   # t(ap) l(ong_press) s(wipe)
+                      [round(x0 / W, 3), round(y0 / H, 3), round(x1 / W, 3), round(y1 / H, 3)]])
+    hist = [step for _, step in ctx.history[-max_hist:]]
+    return json.dumps({"g": ctx.task.goal, "a": [[q, a] for q, a in ctx.answers], "h": hist,
+                       "app": obs.app or "", "t": len(ctx.history), "n": nodes}, separators=(",", ":"))
+
+
+# ---------------------------------------------------------------------------- encoded state
+@dataclass
+class Cand:
+    """A text candidate: a span of the goal/answers (``src`` 0/1), of a node's label/value
+    (``src`` 2/3), or a fixed answer (``src`` 4)."""
+    src: int
+    text: str
+    a: int            # first reference row (ctx position, screen-piece row, or fixed row)
+    b: int            # last reference row
+    feats: list[float]
+    usable: tuple[bool, bool, bool]   # by type, answer, ask
+
+
+@dataclass
+class Encoded:
+    goal: str
+    ctx_ids: list[int]                 # piece ids of goal + answers
+    ctx_seg: list[int]                 # 0 goal, 1 answer
+    ctx_pos: list[int]
+    ctx_feats: list[list[float]]
+    hist_kind: list[int]
+    hist_ids: list[list[int]]
+    hist_feats: list[list[float]]
+    glob: list[float]
+    node_role: list[int]
+    node_label_ids: list[list[int]]
+    node_value_ids: list[list[int]]
+    node_feats: list[list[float]]
+    node_labels: list[str]
+    node_accept: list[list[bool]]      # [N][K]
+    match_ctx: list[tuple[int, int]]   # (node, ctx) pairs that share a content piece
+    match_hist: list[tuple[int, int]]  # (node, hist) pairs: the node is that step's target
+    scr_ids: list[int]                 # on-screen pieces (for text candidates)
+    scr_node: list[int]
+    scr_pos: list[int]
+    kind_mask: list[bool]
+    cands: list[Cand] = field(default_factory=list)
+
+
+class Vocab:
+    """Word -> id. 0 is padding, 1..V the UI words and punctuation, then placeholders."""
+
+    def __init__(self, words):
+        from navrl.agent.policy.pointer.vocab import PUNCTUATION
+        self.words = list(dict.fromkeys(list(words) + list(PUNCTUATION)))
+        self.index = {w: i + 1 for i, w in enumerate(self.words)}
+
+    @property
+    def size(self) -> int:
+        return len(self.words) + 1
+
+    def ids(self) -> "_Ids":
+        return _Ids(self)
+
+
+class _Ids:
+    """Piece ids for one state: entities get placeholders in order of first appearance."""
+
+    def __init__(self, v: Vocab):
+        self.v, self.ph = v, {}
+
+    def __call__(self, p: Piece) -> int:
+        i = self.v.index.get(p.key)
+        if i is not None:
+            return i
+        j = self.ph.get(p.key)
+        if j is None:
+            j = self.ph[p.key] = len(self.ph) % N_PLACEHOLDERS
+        return self.v.size + j
+
+
+_QUOTED = re.compile(r'"([^"]+)"')
+
+
+def _step_kind_target(step: str) -> tuple[int, str]:
+    from navrl.agent.steps import parse_step
+    c = parse_step(step)
+    if c.kind == "swipe":
+        k = f"swipe_{c.direction}"
+    elif c.kind == "ask_user":
+        k = "ask"
+    elif c.kind == "complete":
+        k = "answer" if c.text else "complete"
+    else:
+        k = c.kind
+    return KIND_ID.get(k, KIND_ID["home"]), (c.target or c.text or "")
+
+
+def encode(prompt: str, vocab: Vocab) -> Encoded:
+    try:
+        d = json.loads(prompt)
+        goal, answers, hist, nodes = str(d["g"]), d["a"], d["h"], d["n"]
+        app, t = str(d.get("app", "")), int(d.get("t", 0))
+    except (ValueError, KeyError, TypeError) as e:
+        raise PointerInputError(f"not a pointer-planner prompt ({type(e).__name__})") from None
+    ids = vocab.ids()
+    # --- goal and answers
+    gp = pieces(goal)
+    quoted = [(m.start(1), m.end(1)) for m in _QUOTED.finditer(goal)]
+    ans_texts = [str(a) for _, a in answers]
+    ctx_src: list[tuple[int, str, list[Piece]]] = [(0, goal, gp)] + [(1, a, pieces(a)) for a in ans_texts]
+    screen_text = " ".join(str(n[1]) + " " + str(n[2]) for n in nodes)
+    screen_keys = content_keys(pieces(screen_text))
+    ctx_ids, ctx_seg, ctx_pos, ctx_feats, ctx_key = [], [], [], [], []
+    ctx_rows: list[tuple[int, int, int]] = []        # (source index, first row, n pieces)
+    for si, (seg, s, ps) in enumerate(ctx_src):
+        room = MAX_CTX - len(ctx_ids)
+        ps = ps[:max(0, room)]
+        ctx_rows.append((si, len(ctx_ids), len(ps)))
+        for k, p in enumerate(ps):
+            inq = any(a <= p.start and p.end <= b for a, b in quoted)
+            ctx_ids.append(ids(p))
+            ctx_seg.append(seg)
+            ctx_pos.append(min(k, 63))
+            ctx_key.append(p.key)
+            ctx_feats.append([float(p.is_number), float(p.key in vocab.index), float(inq),
+                              float(p.key in screen_keys), float(p.key in STOPWORDS), float(seg == 1)])
+    # --- history: the last steps' kinds and targets
+    hist_kind, hist_ids, hist_feats, hist_targets = [], [], [], []
+    labels_now = {norm(str(n[1])) for n in nodes}
+    for j, step in enumerate(hist[-MAX_HIST:]):
+        k, tgt = _step_kind_target(str(step))
+        hist_kind.append(k)
+        hist_ids.append([ids(p) for p in pieces(tgt)[:8]] or [0])
+        hist_targets.append(norm(tgt))
+        rep = sum(1 for s in hist if str(s) == str(step))
+        hist_feats.append([float(norm(tgt) in labels_now and bool(tgt)), min(rep, 4) / 4.0,
+                           (len(hist[-MAX_HIST:]) - j) / MAX_HIST])
+    # --- nodes
+    goal_keys, goal_tri = content_keys(gp), trigrams(goal)
+    ans_all = " ".join(ans_texts)
+    ans_keys, ans_tri = content_keys(pieces(ans_all)), trigrams(ans_all)
+    node_role, node_label_ids, node_value_ids, node_feats, node_labels, node_accept = [], [], [], [], [], []
+    match_ctx, match_hist, scr_ids, scr_node, scr_pos = [], [], [], [], []
+    cands: list[Cand] = []
+    has_focus = False
+    scr_row0 = len(ctx_ids)   # screen-piece rows follow the context rows in the reference table
+    for i, n in enumerate(nodes[:MAX_NODES]):
+        role, label, value, enabled, focused, acts, b = n
+        label, value = str(label), str(value)
+        lp, vp = pieces(label)[:MAX_NODE_PIECES], pieces(value)[:MAX_NODE_PIECES]
+        node_role.append(ROLE_ID.get(str(role), 0))
+        node_label_ids.append([ids(p) for p in lp] or [0])
+        node_value_ids.append([ids(p) for p in vp] or [0])
+        node_labels.append(label)
+        has_focus |= bool(focused)
+        lab_n = norm(label)
+        in_hist = [k for k, tg in enumerate(hist_targets) if tg and tg == lab_n]
+        for k in in_hist:
+            match_hist.append((i, k))
+        x0, y0, x1, y1 = (float(v) for v in b)
+        f = [float(enabled), float(focused), float(bool(value)), float("t" in acts), float("l" in acts),
+             float("s" in acts), float(not label), x0, y0, x1, y1, (x0 + x1) / 2, (y0 + y1) / 2,
+             min(len(lp), 12) / 12.0]
+        f += alignment(label, goal, goal_keys, goal_tri)
+        f += alignment(label, ans_all, ans_keys, ans_tri)[:3] if ans_all else [0.0, 0.0, 0.0]
+        f += [alignment(value, goal, goal_keys, goal_tri)[2] if value else 0.0,
+              float(bool(in_hist)), float(bool(hist_targets) and hist_targets[-1] == lab_n and bool(lab_n)),
+              min(i, 47) / 47.0, float(app.lower() == lab_n)]
+        node_feats.append(f)
+        lkeys = {p.key for p in lp + vp if (p.is_word and p.key not in STOPWORDS) or p.is_number}
+        for c, key in enumerate(ctx_key):
+            if key in lkeys:
+                match_ctx.append((i, c))
+        acc = [False] * K
+        for kname, need in NODE_KINDS.items():
+            acc[KIND_ID[kname]] = bool(label) and need[0] in acts and bool(enabled)
+        node_accept.append(acc)
+        # on-screen text pieces and their candidate spans (answers are read off the screen)
+        for src, s, ps in ((2, label, lp), (3, value, vp)):
+            row0 = scr_row0 + len(scr_ids)
+            for k, p in enumerate(ps):
+                scr_ids.append(ids(p))
+                scr_node.append(i)
+                scr_pos.append(min(k, 31))
+            for a, bb in spans(ps, MAX_SPAN_SCREEN):
+                txt = span_text(s, ps, a, bb)
+                cands.append(Cand(src, txt, row0 + a, row0 + bb, _cand_feats(src, txt, ps, a, bb, quoted=False),
+                                  (False, True, False)))
+    # --- goal/answer candidates
+    for si, r0, n in ctx_rows:
+        seg, s, ps = ctx_src[si]
+        ps = ps[:n]
+        for a, bb in spans(ps, MAX_SPAN_CTX):
+            txt = span_text(s, ps, a, bb)
+            q = seg == 0 and any(ps[a].start == qa and ps[bb].end == qb for qa, qb in quoted)
+            cands.append(Cand(seg, txt, r0 + a, r0 + bb, _cand_feats(seg, txt, ps, a, bb, q),
+                              (True, True, seg == 0)))
+    fixed_row0 = scr_row0 + len(scr_ids)
+    for k, word in enumerate(FIXED_ANSWERS):
+        cands.append(Cand(4, word, fixed_row0 + k, fixed_row0 + k, _cand_feats(4, word, [], 0, 0, False),
+                          (False, True, False)))
+    kind_mask = [True] * K
+    for kname in NODE_KINDS:
+        kind_mask[KIND_ID[kname]] = any(acc[KIND_ID[kname]] for acc in node_accept)
+    kind_mask[KIND_ID["ask"]] = any(c.usable[2] for c in cands)
+    glob = [min(t, 30) / 30.0, float(has_focus), float(bool(answers)), float(not app), min(len(nodes), 48) / 48.0]
+    return Encoded(goal, ctx_ids, ctx_seg, ctx_pos, ctx_feats, hist_kind, hist_ids, hist_feats, glob, node_role,
+                   node_label_ids, node_value_ids, node_feats, node_labels, node_accept, match_ctx, match_hist,
+                   scr_ids, scr_node, scr_pos, kind_mask, cands)
+
+
+def _cand_feats(src: int, txt: str, ps: list[Piece], a: int, b: int, quoted: bool) -> list[float]:
+    n = b - a + 1
+    whole = float(a == 0 and b == len(ps) - 1) if ps else 1.0
+    numeric = float(bool(re.fullmatch(r"[\d\s.,:$%-]+", txt)))
+    return [float(src == 0), float(src == 1), float(src == 2), float(src == 3), float(src == 4), whole,
+            float(quoted), min(n, 16) / 16.0, numeric, float(txt[:1] == "$"),
+            float(any(c.isalpha() for c in txt)), float(txt[-1:] in ".!?")]
+
+
+# ---------------------------------------------------------------------------- decisions
+@dataclass(frozen=True)
+class Decision:
+    """kind index; ``arg`` a node index or a candidate index (or -1); ``frame`` for ask."""
+    kind: int
+    arg: int = -1
+    frame: int = -1
+
+    def ids(self) -> list[int]:
+        out = [self.kind]
+        if self.arg >= 0:
+            out.append(self.arg)
+        if self.frame >= 0:
+            out.append(self.frame)
+        return out
+
+    @staticmethod
+    def from_ids(ids: list[int]) -> "Decision":
+        return Decision(ids[0], ids[1] if len(ids) > 1 else -1, ids[2] if len(ids) > 2 else -1)
+
+
+def _q(s: str) -> str:
+    return '"' + s.replace('"', "'") + '"'
+
+
+def render_step(d: Decision, e: Encoded, frames: list[str]) -> str:
+    """The Step line of a decision (DESIGN.md §3 forms)."""
+    k = KINDS[d.kind]
+    if k in NODE_KINDS:
+        label = e.node_labels[d.arg]
+        if k == "tap":
+            return f"Tap {_q(label)}"
+        if k == "long_press":
+            return f"Long press {_q(label)}"
+        return f"Swipe {k.split('_')[1]} on {_q(label)}"
+    if k in ("swipe_up", "swipe_down"):
+        return f"Swipe {k.split('_')[1]}"
+    if k == "home":
+        return "Go home"
+    if k == "complete":
+        return "Complete"
+    text = e.cands[d.arg].text
+    if k == "type":
+        return f"Type {_q(text)}"
+    if k == "answer":
+        return f"Complete: {text}"
+    return "Ask user: " + frames[d.frame].replace("{}", text)
+
+
+def render_text(d: Decision, e: Encoded, frames: list[str]) -> str:
+    """Reasoning / Step / Remaining for a decision: short, and quoting only what is on screen."""
+    step = render_step(d, e, frames)
+    k = KINDS[d.kind]
+    if k in NODE_KINDS:
+        why = f"{_q(e.node_labels[d.arg])} is the element on screen that moves the task forward."
+    elif k == "type":
+        why = "The field is focused; I enter the text the task needs."
+    elif k == "ask":
+        why = "The task needs a fact that only the user knows."
+    elif k in ("complete", "answer"):
+        why = "The task is done." if k == "complete" else "The answer is on the screen."
+    elif k == "home":
+        why = "I need another app; I go back to the home screen."
+    else:
+        why = "What I need is not visible yet; I scroll."
+    rem = "nothing" if k in ("complete", "answer") else "continue until the task is done"
+    return f"Reasoning: {why}\nStep: {step}\nRemaining: {rem}"
+
+
+def question_frame(question: str, goal: str) -> tuple[str, str] | None:
+    """Split an expert question into (frame with ``{}``, the goal span it asks about): the
+    longest run of goal pieces that occurs in the question, case-insensitively."""
+    gp = pieces(goal)
+    ql = question.lower()
+    best = None
+    for a, b in spans(gp, MAX_SPAN_CTX):
+        txt = span_text(goal, gp, a, b)
+        if len(content_keys(pieces(txt))) == 0:
+            continue
+        m = re.search(r"(?<![a-z0-9])" + re.escape(txt.lower()) + r"(?![a-z0-9])", ql)
+        if m and (best is None or len(txt) > len(best[1])):
+            best = (question[:m.start()] + "{}" + question[m.end():], txt)
+    return best
+
+
+def decision_for(step: str, e: Encoded, frames: list[str]) -> Decision | None:
+    """The decision whose Step is ``step`` on state ``e`` (SFT targets); None if it has none."""
+    from navrl.agent.steps import parse_step
+    c = parse_step(step)
+    if c.kind in ("tap", "long_press") or (c.kind == "swipe" and c.target):
+        k = KIND_ID[c.kind if c.kind != "swipe" else f"swipe_{c.direction}"]
+        if c.target is None:
+            return None
+        cands = [i for i, lab in enumerate(e.node_labels) if lab == c.target and e.node_accept[i][k]]
+        cands = cands or [i for i, lab in enumerate(e.node_labels) if norm(lab) == norm(c.target)
+                          and e.node_accept[i][k]]
+        return Decision(k, cands[0]) if cands else None
+    if c.kind == "swipe":
+        return Decision(KIND_ID[f"swipe_{c.direction}"]) if c.direction in ("up", "down") else None
+    if c.kind == "home":
+        return Decision(KIND_ID["home"])
+    if c.kind == "complete" and not c.text:
+        return Decision(KIND_ID["complete"])
+    if c.kind == "type" and c.text:
+        return _text_decision(KIND_ID["type"], c.text, e, 0)
+    if c.kind == "complete":
+        return _text_decision(KIND_ID["answer"], c.text, e, 1)
+    if c.kind == "ask_user" and c.text:
+        split = question_frame(c.text, e.goal)
+        if split is None or split[0] not in frames:
+            return None
+        d = _text_decision(KIND_ID["ask"], split[1], e, 2)
+        return Decision(d.kind, d.arg, frames.index(split[0])) if d else None
+    return None
+
+
+def _text_decision(kind: int, text: str, e: Encoded, use: int) -> Decision | None:
+    from navrl.tasks.spec import answers_match
+    ok = [i for i, c in enumerate(e.cands) if c.usable[use] and c.text == text]
+    if not ok and use == 1:   # an answer written differently ("59 F" for "H:59"): the longest
+        ok = sorted((i for i, c in enumerate(e.cands)      # candidate the checker accepts
+                     if c.usable[use] and answers_match(c.text, text) and len(c.text) >= 2),
+                    key=lambda i: -len(e.cands[i].text))
+    return Decision(kind, ok[0]) if ok else None

@@ -1,0 +1,211 @@
+"""The pointer planner: the CPU default that points at nodes and copies text spans instead
+of writing entity strings token by token (DESIGN.md §3a).
+
+It speaks the planner protocol: every decision is rendered as ``Reasoning / Step /
+Remaining`` text, so grounders, judges, trajectories and reports are unchanged. Its
+"output token ids" are the decision's factors (kind, node or text candidate, question
+frame) and the recorded log-probs are theirs, at the rollout temperature; their sum is the
+output's log-prob, and :meth:`score` recomputes exactly that from the stored prompt.
+"""
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import asdict
+
+import torch
+
+from navrl.agent.planner import PlannerContext, PlannerOutput
+from navrl.agent.policy.base import Policy, ScoredBatch
+from navrl.agent.policy.pointer.features import (KIND_ID, KINDS, NODE_KINDS, Decision, Encoded, Vocab,
+                                                 context_prompt, decision_for, encode, question_frame, render_text)
+from navrl.agent.policy.pointer.model import PointerConfig, PointerNet, collate
+
+_USE = {KIND_ID["type"]: 0, KIND_ID["answer"]: 1, KIND_ID["ask"]: 2}
+_NODE_K = frozenset(KIND_ID[k] for k in NODE_KINDS)
+
+
+class PointerPlanner(Policy):
+    """Factorised pointer policy over the UI tree (≤ 1 M parameters at the defaults)."""
+
+    name = "pointer"
+
+    def __init__(self, vocabulary: list[str], config: PointerConfig | None = None, frames: list[str] | None = None,
+                 seed: int = 0):
+        self.config = config or PointerConfig()
+        self.vocab = Vocab(vocabulary)
+        self.frames: list[str] = list(frames or [])
+        self.seed = seed
+        self.model = PointerNet(self.config, self.vocab.size, seed=seed)
+        self.generator = torch.Generator().manual_seed(seed)
+        self.sample = True
+        self.temperature = 1.0
+        self.critic = None
+        self._cache: OrderedDict[str, Encoded] = OrderedDict()
+
+    # ------------------------------------------------------------------ Policy
+    @property
+    def state_dim(self) -> int:
+        return self.config.d_model
+
+    def policy_parameters(self) -> list[torch.nn.Parameter]:
+        return list(self.model.parameters())
+
+    def n_params(self) -> int:
+        return sum(p.numel() for p in self.model.parameters())
+
+    def prompt_text(self, ctx: PlannerContext) -> str:
+        return context_prompt(ctx)
+
+    def encode_target(self, text: str) -> list[int]:
+        raise NotImplementedError("the pointer planner's targets depend on the state: use encode_demo(prompt, text)")
+
+    def encode_demo(self, prompt: str, text: str) -> list[int] | None:
+        from navrl.agent.plan import parse_plan
+        plan = parse_plan(text)
+        if not plan:
+            return None
+        d = decision_for(plan.step, self.state(prompt), self.frames)
+        return d.ids() if d is not None else None
+
+    def prepare_sft(self, demos) -> None:
+        """Learn the question frames ("What is your {}?") from the demonstrations' questions."""
+        from navrl.agent.plan import parse_plan
+        from navrl.agent.steps import parse_step
+        import json
+        for dm in demos:
+            plan = parse_plan(dm.target)
+            c = parse_step(plan.step) if plan else None
+            if c is None or c.kind != "ask_user" or not c.text:
+                continue
+            split = question_frame(c.text, json.loads(dm.prompt)["g"])
+            if split and split[0] not in self.frames and len(self.frames) < self.config.max_frames:
+                self.frames.append(split[0])
+
+    def state_dict_all(self) -> dict:
+        return {"model": self.model.state_dict(), "config": asdict(self.config), "vocabulary": self.vocab.words,
+                "frames": list(self.frames), "seed": self.seed, "generator": self.generator.get_state()}
+
+    def load_state_dict_all(self, state: dict) -> None:
+        self.frames = list(state.get("frames", self.frames))
+        self.model.load_state_dict(state["model"])
+        if "generator" in state:
+            self.generator.set_state(state["generator"])
+
+    @staticmethod
+    def from_state(state: dict) -> "PointerPlanner":
+        from navrl.agent.policy.pointer.vocab import PUNCTUATION
+        words = [w for w in state["vocabulary"] if w not in PUNCTUATION]
+        p = PointerPlanner(words, PointerConfig(**state["config"]), state.get("frames"), state.get("seed", 0))
+        p.load_state_dict_all(state)
+        return p
+
+    # ------------------------------------------------------------------ states
+    def state(self, prompt: str) -> Encoded:
+        e = self._cache.get(prompt)
+        if e is None:
+            e = encode(prompt, self.vocab)
+            self._cache[prompt] = e
+            if len(self._cache) > 50_000:
+                self._cache.popitem(last=False)
+        else:
+            self._cache.move_to_end(prompt)
+        return e
+
+    def _forward(self, states: list[Encoded], kinds: torch.Tensor | None, args: torch.Tensor | None,
+                 frames: torch.Tensor | None, temperature: float, choose: bool):
+        """Shared by plan and score. Chooses (sample or argmax) whatever factor is not given.
+
+        Returns kind [B], arg [B], frame [B], logp [B,3], ent [B,3], mask [B,3], state [B,D]."""
+        c = collate(states)
+        cls, ctx, nodes = self.model.encode(c)
+        B = cls.shape[0]
+        T = temperature
+        logp = torch.zeros(B, 3)
+        ent = torch.zeros(B, 3)
+        mask = torch.zeros(B, 3)
+
+        def factor(logits: torch.Tensor, given: torch.Tensor | None, col: int, rows: torch.Tensor):
+            lp = torch.log_softmax(logits / T, dim=-1)
+            if given is None:
+                if self.sample and choose:
+                    pick = torch.multinomial(lp.exp(), 1, generator=self.generator).squeeze(1)
+                else:
+                    pick = lp.argmax(-1)
+            else:
+                pick = given
+            chosen = lp.gather(1, pick.clamp(min=0)[:, None]).squeeze(1)
+            h = -(lp.exp() * lp).sum(-1)
+            r = rows.float()
+            logp[:, col] = logp[:, col] + chosen * r
+            ent[:, col] = ent[:, col] + h * r
+            mask[:, col] = torch.maximum(mask[:, col], r)
+            return pick
+
+        all_rows = torch.ones(B, dtype=torch.bool)
+        kind = factor(self.model.kind_logits(cls, c), kinds, 0, all_rows)
+        is_node = torch.tensor([int(k) in _NODE_K for k in kind.tolist()])
+        is_text = torch.tensor([int(k) in _USE for k in kind.tolist()])
+        arg = torch.full((B,), -1, dtype=torch.long)
+        if bool(is_node.any()):
+            nk = kind.clone()
+            nk[~is_node] = KIND_ID["tap"]
+            a = factor(self.model.node_logits(cls, nodes, c, nk),
+                       None if args is None else torch.where(is_node, args, 0).clamp(min=0), 1, is_node)
+            arg = torch.where(is_node, a, arg)
+        if bool(is_text.any()):
+            use = torch.tensor([_USE.get(int(k), 0) for k in kind.tolist()])
+            a = factor(self.model.cand_logits(cls, ctx, nodes, c, kind, use),
+                       None if args is None else torch.where(is_text, args, 0).clamp(min=0), 1, is_text)
+            arg = torch.where(is_text, a, arg)
+        frame = torch.full((B,), -1, dtype=torch.long)
+        is_ask = kind == KIND_ID["ask"]
+        if bool(is_ask.any()) and self.frames:
+            f = factor(self.model.frame_logits(cls, len(self.frames)),
+                       None if frames is None else torch.where(is_ask, frames, 0).clamp(min=0), 2, is_ask)
+            frame = torch.where(is_ask, f, frame)
+        return kind, arg, frame, logp, ent, mask, cls
+
+    # ------------------------------------------------------------------ generation
+    @torch.no_grad()
+    def plan(self, contexts: list[PlannerContext]) -> list[PlannerOutput]:
+        if not contexts:
+            return []
+        self.model.eval()
+        prompts = [self.prompt_text(c) for c in contexts]
+        states = [self.state(p) for p in prompts]
+        T = self.temperature if self.sample else 1.0
+        kind, arg, frame, logp, _, mask, cls = self._forward(states, None, None, None, T, choose=True)
+        v = self.critic(cls) if self.critic is not None else None
+        values = v.tolist() if v is not None else [None] * len(states)
+        out = []
+        for i, e in enumerate(states):
+            k = int(kind[i])
+            if KINDS[k] == "ask" and not self.frames:   # no frame learnt: cannot ask (masked at SFT)
+                d = Decision(KIND_ID["complete"])
+            else:
+                d = Decision(k, int(arg[i]), int(frame[i]))
+            n = len(d.ids())
+            out.append(PlannerOutput(render_text(d, e, self.frames), token_ids=d.ids(),
+                                     logprobs=[float(x) for x in logp[i, :n]], value=values[i], prompt=prompts[i]))
+        return out
+
+    def decide(self, prompt: str) -> Decision:
+        """The greedy decision on one stored prompt (tests, analysis)."""
+        with torch.no_grad():
+            sample, self.sample = self.sample, False
+            try:
+                kind, arg, frame, *_ = self._forward([self.state(prompt)], None, None, None, 1.0, choose=True)
+            finally:
+                self.sample = sample
+        return Decision(int(kind[0]), int(arg[0]), int(frame[0]))
+
+    # ------------------------------------------------------------------ scoring (with grad)
+    def score(self, prompts: list[str], outputs: list[list[int]], temperature: float = 1.0) -> ScoredBatch:
+        self.model.train()
+        states = [self.state(p) for p in prompts]
+        ds = [Decision.from_ids(o) for o in outputs]
+        kinds = torch.tensor([d.kind for d in ds])
+        args = torch.tensor([d.arg for d in ds])
+        frames = torch.tensor([d.frame for d in ds])
+        _, _, _, logp, ent, mask, cls = self._forward(states, kinds, args, frames, temperature, choose=False)
+        return ScoredBatch(logp * mask, mask, ent * mask, cls)

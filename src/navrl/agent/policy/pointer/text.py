@@ -1,0 +1,101 @@
+"""Word pieces, alignment measures and text spans of the pointer planner (pure Python).
+
+Text is cut into word pieces: runs of letters, runs of digits, and single other
+characters (``"$150.00"`` -> ``$ 150 . 00``). Every piece keeps its character offsets,
+so a span of pieces renders as the exact substring it came from (typed text and answers
+are copied verbatim, never re-spelled).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_PIECE = re.compile(r"[A-Za-z]+|\d+|[^\sA-Za-z\d]")
+
+STOPWORDS = frozenset(
+    "a an the to of in on at for from with and or my me i is are be it its this that by as your you "
+    "what which who when how do does did then than into about up down all any some".split())
+"""Function words: always in the vocabulary and ignored by the overlap measures."""
+
+# a span may not start or end on these (they belong to the sentence, not to the value)
+_EDGE_BAN = frozenset(',;:"\'()[]{}')
+_END_BAN = _EDGE_BAN | {"$", "-", "@", "#", "/"}
+
+
+@dataclass(frozen=True)
+class Piece:
+    text: str
+    start: int
+    end: int
+
+    @property
+    def key(self) -> str:
+        """Lower-cased form used for vocabulary look-up and matching."""
+        return self.text.lower()
+
+    @property
+    def is_word(self) -> bool:
+        return self.text[0].isalpha()
+
+    @property
+    def is_number(self) -> bool:
+        return self.text[0].isdigit()
+
+
+def pieces(s: str) -> list[Piece]:
+    return [Piece(m.group(0), m.start(), m.end()) for m in _PIECE.finditer(s or "")]
+
+
+def content_keys(ps: list[Piece]) -> set[str]:
+    """Keys of the pieces that carry meaning: words that are not stopwords, and numbers."""
+    return {p.key for p in ps if (p.is_word and p.key not in STOPWORDS) or p.is_number}
+
+
+def trigrams(s: str) -> set[str]:
+    s = " " + re.sub(r"\s+", " ", s.lower().strip()) + " "
+    return {s[i:i + 3] for i in range(len(s) - 2)} if len(s) >= 3 else set()
+
+
+def norm(s: str) -> str:
+    return re.sub(r"\s+", " ", (s or "").lower().strip())
+
+
+def alignment(text: str, other: str, other_keys: set[str] | None = None,
+              other_tri: set[str] | None = None) -> list[float]:
+    """Five alignment features of ``text`` (a label) against ``other`` (the goal, answers ...):
+
+    exact phrase (``text`` occurs in ``other`` on piece boundaries), containment (``other``
+    occurs in ``text``), share of ``text``'s content pieces found in ``other``, Jaccard of
+    content pieces, share of ``text``'s character trigrams found in ``other``."""
+    t, o = norm(text), norm(other)
+    if not t or not o:
+        return [0.0] * 5
+    exact = 1.0 if re.search(r"(?<![a-z0-9])" + re.escape(t) + r"(?![a-z0-9])", o) else 0.0
+    contain = 1.0 if len(o) >= 3 and o in t else 0.0
+    tk = content_keys(pieces(text))
+    ok = other_keys if other_keys is not None else content_keys(pieces(other))
+    inter = len(tk & ok)
+    share = inter / len(tk) if tk else 0.0
+    jac = inter / len(tk | ok) if (tk | ok) else 0.0
+    tt = trigrams(text)
+    ot = other_tri if other_tri is not None else trigrams(other)
+    tri = len(tt & ot) / len(tt) if tt else 0.0
+    return [exact, contain, share, jac, tri]
+
+
+def spans(ps: list[Piece], max_len: int) -> list[tuple[int, int]]:
+    """Candidate (first, last) piece index pairs, last inclusive, at most ``max_len`` pieces,
+    not starting on a closing/separating character nor ending on an opening one."""
+    out = []
+    for i, a in enumerate(ps):
+        if a.text in _EDGE_BAN or a.text in ".!?":
+            continue
+        for j in range(i, min(len(ps), i + max_len)):
+            if ps[j].text in _END_BAN:
+                continue
+            out.append((i, j))
+    return out
+
+
+def span_text(s: str, ps: list[Piece], i: int, j: int) -> str:
+    return s[ps[i].start:ps[j].end]
