@@ -10,6 +10,9 @@ from navrl.cli.common import AGENTS, CLIError, make_planner
 def register(sub) -> None:
     e = sub.add_parser("eval", help="evaluate an agent on a suite")
     e.add_argument("--agent", default="expert", choices=AGENTS)
+    e.add_argument("--policy", default=None, metavar="CHECKPOINT",
+                   help="evaluate a trained planner instead of --agent: sft.pt, a trainer checkpoint or a run "
+                        "directory (pointer, tiny text or Hugging Face planner); decodes greedily")
     e.add_argument("--suite", default="test-ios", choices=["train", "test-ios", "test-android", "test-unseen", "miniwob"],
                    help="a phone-world suite, or miniwob (MiniWoB++ on the Chromium device; expert = scripted solutions)")
     e.add_argument("-n", "--episodes", type=int, default=None, help="episodes (default: two per template)")
@@ -35,7 +38,7 @@ def run(args) -> int:
         raise CLIError("--batch must be positive")
     if args.suite == "miniwob":
         return _run_web(args)
-    planner = make_planner(args.agent, args.seed)
+    planner = _policy(args.policy) if args.policy else make_planner(args.agent, args.seed)
     tasks = suite_tasks(args.suite, args.episodes, seed=args.seed)
     farm = None
     if args.ray is not None:
@@ -50,7 +53,8 @@ def run(args) -> int:
     total_steps = sum(t.max_steps for t in tasks)
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TextColumn("steps (upper bound)"), TimeElapsedColumn()) as prog:
-        bar = prog.add_task(f"{args.agent} on {args.suite}", total=total_steps)
+        who = f"policy {Path(args.policy).name}" if args.policy else args.agent
+        bar = prog.add_task(f"{who} on {args.suite}", total=total_steps)
         try:
             res = evaluate(planner, args.suite, tasks=tasks, batch_size=args.batch, record_frames=args.frames,
                            progress=lambda k: prog.advance(bar, k), devices=farm)
@@ -71,6 +75,18 @@ def run(args) -> int:
     return 0
 
 
+def _policy(path: str):
+    """A trained planner from a checkpoint, set to greedy decoding."""
+    from navrl.experiments.pipeline import load_policy
+    from navrl.rl.trainer import CheckpointError
+    try:
+        policy = load_policy(path)
+    except CheckpointError as e:
+        raise CLIError(f"--policy: {e}") from None
+    policy.sample = False
+    return policy
+
+
 def _run_web(args) -> int:
     """``--suite miniwob``: the browser device from a pool (or the Ray farm), the page's reward as judge."""
     from navrl.agent.grounders.accessibility import AccessibilityGrounder
@@ -89,7 +105,8 @@ def _run_web(args) -> int:
     if args.ray is not None:
         raise CLIError("--suite miniwob runs on the in-process browser pool: the Ray farm's observations do not "
                        "carry the page's reward, which the miniwob judge reads")
-    planner = ScriptedWebPlanner() if args.agent == "expert" else make_planner(args.agent, args.seed)
+    planner = (_policy(args.policy) if args.policy else
+               ScriptedWebPlanner() if args.agent == "expert" else make_planner(args.agent, args.seed))
     try:
         tasks = miniwob_tasks(args.episodes, seed=args.seed)
     except TaskError as e:

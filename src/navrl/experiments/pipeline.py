@@ -23,19 +23,28 @@ def build_tiny_policy(preset: Preset, seed: int = 0) -> TinyPlanner:
     return TinyPlanner(tok, preset.tiny, seed=seed)
 
 
+def build_policy(preset: Preset, seed: int = 0) -> Policy:
+    """A fresh CPU planner of the preset's kind: the pointer planner or the tiny text LM."""
+    if preset.planner == "pointer":
+        from navrl.agent.policy.pointer import PointerPlanner, phone_world_vocabulary
+        return PointerPlanner(phone_world_vocabulary(), preset.pointer, seed=seed)
+    return build_tiny_policy(preset, seed)
+
+
 def run_sft(preset: Preset, out_dir: str | Path, teacher: Teacher | None = None, seed: int = 0,
-            progress=None) -> tuple[TinyPlanner, SFTResult]:
+            progress=None) -> tuple[Policy, SFTResult]:
     """Tokenizer, demonstrations, SFT; writes ``out_dir/sft.pt`` and ``sft.json``."""
     torch.set_num_threads(preset.train.torch_threads)
     out = Path(out_dir)
-    policy = build_tiny_policy(preset, seed)
+    policy = build_policy(preset, seed)
     demos = collect_demonstrations(policy, preset.sft.n_tasks, teacher or TemplateTeacher(compact=True), seed=seed)
     res = train_sft(policy, demos, preset.sft, progress)
     save_policy(policy, out / "sft.pt", {"stage": "sft", "preset": preset.name})
     atomic_write_text(out / "sft.json", json.dumps({
         "demonstrations": len(demos), "heldout_loss_before": res.heldout_before,
         "heldout_loss_after": res.heldout_after, "heldout_losses": res.heldout_losses,
-        "seconds": res.seconds, "params": policy.n_params()}, indent=2))
+        "seconds": res.seconds, "params": policy.n_params(), "planner": preset.planner,
+        "dropped_demonstration_steps": res.n_dropped}, indent=2))
     return policy, res
 
 
@@ -67,6 +76,9 @@ def _policy_from_state(kind: str | None, state: dict):
     if kind == "HFPlanner":
         from navrl.agent.policy.hf import HFPlanner
         return HFPlanner.from_state(state)
+    if kind == "PointerPlanner":
+        from navrl.agent.policy.pointer import PointerPlanner
+        return PointerPlanner.from_state(state)
     return TinyPlanner.from_state(state)
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+from navrl.agent.policy.pointer.model import PointerConfig
 from navrl.agent.policy.tiny import TinyConfig
 from navrl.rl.config import ConfigError, TrainConfig
 from navrl.rl.sft import SFTConfig
@@ -21,6 +22,10 @@ class Preset:
     train: TrainConfig
     tokenizer_tasks: int = 200
     description: str = ""
+    planner: str = "tiny"
+    """Which CPU planner the preset trains: "pointer" (DESIGN.md §3a) or "tiny" (the text LM)."""
+    pointer: PointerConfig = field(default_factory=PointerConfig)
+    """Sizes of the pointer planner (used when planner == "pointer")."""
 
 
 def _presets() -> dict[str, Preset]:
@@ -28,6 +33,16 @@ def _presets() -> dict[str, Preset]:
         "default": Preset("default", SFTConfig(), TinyConfig(), TrainConfig(), description="DESIGN.md §5 defaults"),
         "demo": Preset(
             "demo",
+            SFTConfig(n_tasks=600, epochs=10, lr=3e-3, batch_size=32),
+            TinyConfig(),
+            TrainConfig(tasks_per_update=16, rollouts_per_task=8, max_steps=20, num_updates=20,
+                        critic_warmup_updates=2, critic_lr_ratio=10.0, critic_steps=32, policy_lr=3e-4,
+                        minibatch_size=256, ppo_epochs=2, rollout_temperature=1.0, eval_every=0,
+                        eval_episodes=256, checkpoint_every=5, torch_threads=2),
+            planner="pointer", pointer=PointerConfig(),
+            description="the pointer planner: SFT + online PPO on a 2-core CPU in under 15 minutes"),
+        "demo-text": Preset(
+            "demo-text",
             # Sized from measurements on the 2-core machine (docs/results/demo_tuning.md): SFT
             # ~4-5 min on both cores, 10 RL updates ~5 min, 4 evaluations of 192 episodes ~3.5
             # min (14 updates and 7 SFT epochs took 15.4 min on 2026-12-03). Rollout temperature
@@ -42,7 +57,7 @@ def _presets() -> dict[str, Preset]:
                         minibatch_size=64, ppo_epochs=1, rollout_temperature=0.6, eval_every=0,
                         eval_episodes=192,
                         checkpoint_every=4, torch_threads=2),
-            description="SFT + online PPO on a 2-core CPU in about 15 minutes"),
+            description="the tiny text planner (the earlier demo): SFT + online PPO in about 15 minutes"),
         "quick": Preset(
             "quick",
             SFTConfig(n_tasks=12, epochs=6, batch_size=16, lr=5e-3),
@@ -51,6 +66,15 @@ def _presets() -> dict[str, Preset]:
                         critic_warmup_updates=1, critic_lr_ratio=10.0, policy_lr=1e-3, minibatch_size=16,
                         eval_every=0, eval_episodes=4, checkpoint_every=1, critic_steps=2),
             tokenizer_tasks=12, description="plumbing check in seconds"),
+        "quick-pointer": Preset(
+            "quick-pointer",
+            SFTConfig(n_tasks=12, epochs=4, batch_size=16, lr=5e-3),
+            TinyConfig(),
+            TrainConfig(tasks_per_update=2, rollouts_per_task=2, max_steps=4, num_updates=2,
+                        critic_warmup_updates=1, critic_lr_ratio=10.0, policy_lr=1e-3, minibatch_size=16,
+                        eval_every=0, eval_episodes=4, checkpoint_every=1, critic_steps=2),
+            planner="pointer", pointer=PointerConfig(d_model=32, n_layers=1, n_heads=2, d_ff=64),
+            description="plumbing check of the pointer planner in seconds"),
     }
 
 

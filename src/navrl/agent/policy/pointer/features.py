@@ -37,7 +37,7 @@ FIXED_ANSWERS = ("Yes", "No")
 
 # sizes (inputs beyond them are cut: the first nodes, the start of the goal)
 MAX_CTX = 64          # goal + answer pieces
-MAX_NODES = 48
+MAX_NODES = 96
 MAX_HIST = 4
 MAX_NODE_PIECES = 24  # pieces per label or value
 MAX_SPAN_CTX = 16     # pieces per goal/answer span
@@ -200,9 +200,13 @@ def encode(prompt: str, vocab: Vocab) -> Encoded:
         hist_feats.append([float(norm(tgt) in labels_now and bool(tgt)), min(rep, 4) / 4.0,
                            (len(hist[-MAX_HIST:]) - j) / MAX_HIST])
     # --- nodes
-    goal_keys, goal_tri = content_keys(gp), trigrams(goal)
+    def abstract_tri(ps: list[Piece]) -> set[str]:
+        # character trigrams over text whose entities are replaced by their placeholder: fuzzy
+        # matching of UI words ("Add to Bag" ~ "Add to cart") without reading entity spelling
+        return trigrams(" ".join(p.key if p.key in vocab.index else chr(0x3400 + ids(p) - vocab.size) for p in ps))
+    goal_keys, goal_tri = content_keys(gp), abstract_tri(gp)
     ans_all = " ".join(ans_texts)
-    ans_keys, ans_tri = content_keys(pieces(ans_all)), trigrams(ans_all)
+    ans_keys, ans_tri = content_keys(pieces(ans_all)), abstract_tri(pieces(ans_all))
     node_role, node_label_ids, node_value_ids, node_feats, node_labels, node_accept = [], [], [], [], [], []
     match_ctx, match_hist, scr_ids, scr_node, scr_pos = [], [], [], [], []
     cands: list[Cand] = []
@@ -225,11 +229,12 @@ def encode(prompt: str, vocab: Vocab) -> Encoded:
         f = [float(enabled), float(focused), float(bool(value)), float("t" in acts), float("l" in acts),
              float("s" in acts), float(not label), x0, y0, x1, y1, (x0 + x1) / 2, (y0 + y1) / 2,
              min(len(lp), 12) / 12.0]
-        f += alignment(label, goal, goal_keys, goal_tri)
-        f += alignment(label, ans_all, ans_keys, ans_tri)[:3] if ans_all else [0.0, 0.0, 0.0]
-        f += [alignment(value, goal, goal_keys, goal_tri)[2] if value else 0.0,
+        ltri = abstract_tri(lp)
+        f += alignment(label, goal, goal_keys, goal_tri, ltri)
+        f += alignment(label, ans_all, ans_keys, ans_tri, ltri)[:3] if ans_all else [0.0, 0.0, 0.0]
+        f += [alignment(value, goal, goal_keys, goal_tri, abstract_tri(vp))[2] if value else 0.0,
               float(bool(in_hist)), float(bool(hist_targets) and hist_targets[-1] == lab_n and bool(lab_n)),
-              min(i, 47) / 47.0, float(app.lower() == lab_n)]
+              min(i, 95) / 95.0, float(app.lower() == lab_n)]
         node_feats.append(f)
         lkeys = {p.key for p in lp + vp if (p.is_word and p.key not in STOPWORDS) or p.is_number}
         for c, key in enumerate(ctx_key):
@@ -249,7 +254,7 @@ def encode(prompt: str, vocab: Vocab) -> Encoded:
             for a, bb in spans(ps, MAX_SPAN_SCREEN):
                 txt = span_text(s, ps, a, bb)
                 cands.append(Cand(src, txt, row0 + a, row0 + bb, _cand_feats(src, txt, ps, a, bb, quoted=False),
-                                  (False, True, False)))
+                                  (False, _answerable(txt), False)))
     # --- goal/answer candidates
     for si, r0, n in ctx_rows:
         seg, s, ps = ctx_src[si]
@@ -258,7 +263,7 @@ def encode(prompt: str, vocab: Vocab) -> Encoded:
             txt = span_text(s, ps, a, bb)
             q = seg == 0 and any(ps[a].start == qa and ps[bb].end == qb for qa, qb in quoted)
             cands.append(Cand(seg, txt, r0 + a, r0 + bb, _cand_feats(seg, txt, ps, a, bb, q),
-                              (True, True, seg == 0)))
+                              (True, _answerable(txt), seg == 0)))
     fixed_row0 = scr_row0 + len(scr_ids)
     for k, word in enumerate(FIXED_ANSWERS):
         cands.append(Cand(4, word, fixed_row0 + k, fixed_row0 + k, _cand_feats(4, word, [], 0, 0, False),
@@ -267,10 +272,15 @@ def encode(prompt: str, vocab: Vocab) -> Encoded:
     for kname in NODE_KINDS:
         kind_mask[KIND_ID[kname]] = any(acc[KIND_ID[kname]] for acc in node_accept)
     kind_mask[KIND_ID["ask"]] = any(c.usable[2] for c in cands)
-    glob = [min(t, 30) / 30.0, float(has_focus), float(bool(answers)), float(not app), min(len(nodes), 48) / 48.0]
+    glob = [min(t, 30) / 30.0, float(has_focus), float(bool(answers)), float(not app), min(len(nodes), 96) / 96.0]
     return Encoded(goal, ctx_ids, ctx_seg, ctx_pos, ctx_feats, hist_kind, hist_ids, hist_feats, glob, node_role,
                    node_label_ids, node_value_ids, node_feats, node_labels, node_accept, match_ctx, match_hist,
                    scr_ids, scr_node, scr_pos, kind_mask, cands)
+
+
+def _answerable(txt: str) -> bool:
+    # "Complete: <answer>" loses a trailing full stop when parsed: such a span would not round-trip
+    return not txt.endswith(".")
 
 
 def _cand_feats(src: int, txt: str, ps: list[Piece], a: int, b: int, quoted: bool) -> list[float]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -35,12 +36,11 @@ class PointerConfig:
     """Norm scale of the fixed random entity vectors."""
 
 
-def _pad2(rows: list[list[int]], fill: int = 0) -> torch.Tensor:
-    L = max(1, max((len(r) for r in rows), default=1))
-    out = torch.full((len(rows), L), fill, dtype=torch.long)
+def _pad2(rows: list[list[int]], width: int | None = None) -> np.ndarray:
+    L = width or max(1, max((len(r) for r in rows), default=1))
+    out = np.zeros((len(rows), L), dtype=np.int64)
     for i, r in enumerate(rows):
-        if r:
-            out[i, :len(r)] = torch.tensor(r)
+        out[i, :min(len(r), L)] = r[:L]
     return out
 
 
@@ -72,81 +72,95 @@ class Collated:
     cand_feats: torch.Tensor   # [B,C,CAND_FEATS]
     cand_use: torch.Tensor     # [B,C,3] bool
     kind_mask: torch.Tensor    # [B,K] bool
-    n_ctx: int
-    n_scr: int
+
+
+_ARR = "_pointer_arrays"
+
+
+def state_arrays(s: Encoded) -> dict:
+    """The state's numpy arrays (built once per state and kept on it)."""
+    a = getattr(s, _ARR, None)
+    if a is not None:
+        return a
+    f32, i64 = np.float32, np.int64
+    a = {
+        "ctx_ids": np.asarray(s.ctx_ids, i64), "ctx_seg": np.asarray(s.ctx_seg, i64),
+        "ctx_pos": np.asarray(s.ctx_pos, i64), "ctx_feats": np.asarray(s.ctx_feats, f32).reshape(-1, CTX_FEATS),
+        "hist_kind": np.asarray(s.hist_kind, i64), "hist_ids": _pad2(s.hist_ids) if s.hist_ids else np.zeros((0, 1), i64),
+        "hist_feats": np.asarray(s.hist_feats, f32).reshape(-1, HIST_FEATS), "glob": np.asarray(s.glob, f32),
+        "node_role": np.asarray(s.node_role, i64),
+        "node_label": _pad2(s.node_label_ids) if s.node_label_ids else np.zeros((0, 1), i64),
+        "node_value": _pad2(s.node_value_ids) if s.node_value_ids else np.zeros((0, 1), i64),
+        "node_feats": np.asarray(s.node_feats, f32).reshape(-1, NODE_FEATS),
+        "node_accept": np.asarray(s.node_accept, bool).reshape(-1, K),
+        "match_ctx": np.asarray(s.match_ctx, i64).reshape(-1, 2), "match_hist": np.asarray(s.match_hist, i64).reshape(-1, 2),
+        "scr_ids": np.asarray(s.scr_ids, i64), "scr_node": np.asarray(s.scr_node, i64),
+        "scr_pos": np.asarray(s.scr_pos, i64),
+        "cand_a": np.asarray([c.a for c in s.cands], i64), "cand_b": np.asarray([c.b for c in s.cands], i64),
+        "cand_feats": np.asarray([c.feats for c in s.cands], f32).reshape(-1, CAND_FEATS),
+        "cand_use": np.asarray([c.usable for c in s.cands], bool).reshape(-1, 3),
+        "kind_mask": np.asarray(s.kind_mask, bool),
+    }
+    setattr(s, _ARR, a)
+    return a
 
 
 def collate(states: list[Encoded]) -> Collated:
-    B = len(states)
-    Lc = max(1, max(len(s.ctx_ids) for s in states))
-    H = max(1, max(len(s.hist_kind) for s in states))
-    N = max(1, max(len(s.node_role) for s in states))
-    S = max(1, max(len(s.scr_ids) for s in states))
-    C = max(1, max(len(s.cands) for s in states))
-    Lh = max(1, max((len(h) for s in states for h in s.hist_ids), default=1))
-    Ll = max(1, max((len(h) for s in states for h in s.node_label_ids), default=1))
-    Lv = max(1, max((len(h) for s in states for h in s.node_value_ids), default=1))
-    z = lambda *shape: torch.zeros(*shape, dtype=torch.long)   # noqa: E731
-    o = Collated(z(B, Lc), z(B, Lc), z(B, Lc), torch.zeros(B, Lc, CTX_FEATS), torch.zeros(B, Lc, dtype=torch.bool),
-                 z(B, H), z(B, H, Lh), torch.zeros(B, H, HIST_FEATS), torch.zeros(B, H, dtype=torch.bool),
-                 torch.zeros(B, GLOBAL_FEATS), z(B, N), z(B, N, Ll), z(B, N, Lv), torch.zeros(B, N, NODE_FEATS),
-                 torch.zeros(B, N, dtype=torch.bool), torch.zeros(B, N, K, dtype=torch.bool),
-                 torch.zeros(B, N, Lc + H), z(B, S), z(B, S), z(B, S), torch.zeros(B, S, dtype=torch.bool),
-                 z(B, C), z(B, C), torch.zeros(B, C, CAND_FEATS), torch.zeros(B, C, 3, dtype=torch.bool),
-                 torch.zeros(B, K, dtype=torch.bool), Lc, S)
-    for i, s in enumerate(states):
-        n = len(s.ctx_ids)
-        if n:
-            o.ctx_ids[i, :n] = torch.tensor(s.ctx_ids)
-            o.ctx_seg[i, :n] = torch.tensor(s.ctx_seg)
-            o.ctx_pos[i, :n] = torch.tensor(s.ctx_pos)
-            o.ctx_feats[i, :n] = torch.tensor(s.ctx_feats)
-            o.ctx_mask[i, :n] = True
-        h = len(s.hist_kind)
-        if h:
-            o.hist_kind[i, :h] = torch.tensor(s.hist_kind)
-            hp = _pad2(s.hist_ids)
-            o.hist_ids[i, :h, :hp.shape[1]] = hp
-            o.hist_feats[i, :h] = torch.tensor(s.hist_feats)
-            o.hist_mask[i, :h] = True
-        o.glob[i] = torch.tensor(s.glob)
-        m = len(s.node_role)
-        if m:
-            o.node_role[i, :m] = torch.tensor(s.node_role)
-            lab = _pad2(s.node_label_ids)
-            o.node_label[i, :m, :lab.shape[1]] = lab
-            val = _pad2(s.node_value_ids)
-            o.node_value[i, :m, :val.shape[1]] = val
-            o.node_feats[i, :m] = torch.tensor(s.node_feats)
-            o.node_mask[i, :m] = True
-            o.node_accept[i, :m] = torch.tensor(s.node_accept)
-        for a, c in s.match_ctx:
-            o.match[i, a, c] = 1.0
-        for a, k in s.match_hist:
-            o.match[i, a, Lc + k] = 1.0
-        q = len(s.scr_ids)
-        if q:
-            o.scr_ids[i, :q] = torch.tensor(s.scr_ids)
-            o.scr_node[i, :q] = torch.tensor(s.scr_node)
-            o.scr_pos[i, :q] = torch.tensor(s.scr_pos)
-            o.scr_mask[i, :q] = True
-        # reference rows: [ctx (n) | screen pieces (q) | fixed answers] -> [Lc | S | 2] in the batch layout
-        ctx_n = len(s.ctx_ids)
-
-        def row(r: int) -> int:
-            if r < ctx_n:
-                return r
-            if r < ctx_n + q:
-                return Lc + (r - ctx_n)
-            return Lc + S + (r - ctx_n - q)
-        if s.cands:
-            c = len(s.cands)
-            o.cand_a[i, :c] = torch.tensor([row(x.a) for x in s.cands])
-            o.cand_b[i, :c] = torch.tensor([row(x.b) for x in s.cands])
-            o.cand_feats[i, :c] = torch.tensor([x.feats for x in s.cands])
-            o.cand_use[i, :c] = torch.tensor([x.usable for x in s.cands])
-        o.kind_mask[i] = torch.tensor(s.kind_mask)
-    return o
+    """Pad a list of states into one batch (numpy fills, one tensor per field)."""
+    A = [state_arrays(s) for s in states]
+    B = len(A)
+    Lc = max(1, max(len(a["ctx_ids"]) for a in A))
+    H = max(1, max(len(a["hist_kind"]) for a in A))
+    N = max(1, max(len(a["node_role"]) for a in A))
+    S = max(1, max(len(a["scr_ids"]) for a in A))
+    C = max(1, max(len(a["cand_a"]) for a in A))
+    Lh = max(a["hist_ids"].shape[1] for a in A)
+    Ll = max(a["node_label"].shape[1] for a in A)
+    Lv = max(a["node_value"].shape[1] for a in A)
+    i64, f32 = np.int64, np.float32
+    o = {"ctx_ids": np.zeros((B, Lc), i64), "ctx_seg": np.zeros((B, Lc), i64), "ctx_pos": np.zeros((B, Lc), i64),
+         "ctx_feats": np.zeros((B, Lc, CTX_FEATS), f32), "ctx_mask": np.zeros((B, Lc), bool),
+         "hist_kind": np.zeros((B, H), i64), "hist_ids": np.zeros((B, H, Lh), i64),
+         "hist_feats": np.zeros((B, H, HIST_FEATS), f32), "hist_mask": np.zeros((B, H), bool),
+         "glob": np.zeros((B, GLOBAL_FEATS), f32), "node_role": np.zeros((B, N), i64),
+         "node_label": np.zeros((B, N, Ll), i64), "node_value": np.zeros((B, N, Lv), i64),
+         "node_feats": np.zeros((B, N, NODE_FEATS), f32), "node_mask": np.zeros((B, N), bool),
+         "node_accept": np.zeros((B, N, K), bool), "match": np.zeros((B, N, Lc + H), f32),
+         "scr_ids": np.zeros((B, S), i64), "scr_node": np.zeros((B, S), i64), "scr_pos": np.zeros((B, S), i64),
+         "scr_mask": np.zeros((B, S), bool), "cand_a": np.zeros((B, C), i64), "cand_b": np.zeros((B, C), i64),
+         "cand_feats": np.zeros((B, C, CAND_FEATS), f32), "cand_use": np.zeros((B, C, 3), bool),
+         "kind_mask": np.zeros((B, K), bool)}
+    for i, a in enumerate(A):
+        n, h, m, q, c = len(a["ctx_ids"]), len(a["hist_kind"]), len(a["node_role"]), len(a["scr_ids"]), len(a["cand_a"])
+        for k in ("ctx_ids", "ctx_seg", "ctx_pos", "ctx_feats"):
+            o[k][i, :n] = a[k]
+        o["ctx_mask"][i, :n] = True
+        o["hist_kind"][i, :h] = a["hist_kind"]
+        o["hist_ids"][i, :h, :a["hist_ids"].shape[1]] = a["hist_ids"]
+        o["hist_feats"][i, :h] = a["hist_feats"]
+        o["hist_mask"][i, :h] = True
+        o["glob"][i] = a["glob"]
+        o["node_role"][i, :m] = a["node_role"]
+        o["node_label"][i, :m, :a["node_label"].shape[1]] = a["node_label"]
+        o["node_value"][i, :m, :a["node_value"].shape[1]] = a["node_value"]
+        o["node_feats"][i, :m] = a["node_feats"]
+        o["node_mask"][i, :m] = True
+        o["node_accept"][i, :m] = a["node_accept"]
+        mc, mh = a["match_ctx"], a["match_hist"]
+        o["match"][i, mc[:, 0], mc[:, 1]] = 1.0
+        o["match"][i, mh[:, 0], Lc + mh[:, 1]] = 1.0
+        o["scr_ids"][i, :q] = a["scr_ids"]
+        o["scr_node"][i, :q] = a["scr_node"]
+        o["scr_pos"][i, :q] = a["scr_pos"]
+        o["scr_mask"][i, :q] = True
+        # reference rows: the state's [ctx (n) | screen pieces (q) | fixed] -> the batch's [Lc | S | 2]
+        for k in ("cand_a", "cand_b"):
+            r = a[k]
+            o[k][i, :c] = np.where(r < n, r, np.where(r < n + q, Lc + r - n, Lc + S + r - n - q))
+        o["cand_feats"][i, :c] = a["cand_feats"]
+        o["cand_use"][i, :c] = a["cand_use"]
+        o["kind_mask"][i] = a["kind_mask"]
+    return Collated(**{k: torch.from_numpy(v) for k, v in o.items()})
 
 
 class _Layer(nn.Module):
@@ -200,7 +214,7 @@ class PointerNet(nn.Module):
         self.scr_pos = nn.Embedding(32, d)
         self.fixed = nn.Embedding(2, d)
         self.cand_w = nn.Sequential(nn.Linear(CAND_FEATS + K, d), nn.GELU(), nn.Linear(d, 1))
-        self.frame_head = nn.Sequential(nn.Linear(d, d), nn.GELU(), nn.Linear(d, cfg.max_frames))
+        self.frame_head = nn.Sequential(nn.Linear(3 * d, d), nn.GELU(), nn.Linear(d, cfg.max_frames))
 
     def embed(self, ids: torch.Tensor) -> torch.Tensor:
         """Piece ids [...] -> [..., D]: UI words learnt, entities fixed placeholders."""
@@ -252,8 +266,9 @@ class PointerNet(nn.Module):
         ok = c.node_accept.gather(2, kind[:, None, None].expand(-1, N, 1)).squeeze(2) & c.node_mask
         return s.masked_fill(~ok, NEG)
 
-    def cand_logits(self, cls, ctx, nodes, c: Collated, kind: torch.Tensor, use: torch.Tensor) -> torch.Tensor:
-        """Text-span pointer for the chosen kinds [B]; ``use`` [B] 0 type / 1 answer / 2 ask -> [B,C]."""
+    def cand_logits(self, cls, ctx, nodes, c: Collated, kind: torch.Tensor, use: torch.Tensor):
+        """Text-span pointer for the chosen kinds [B]; ``use`` [B] 0 type / 1 answer / 2 ask.
+        Returns logits [B,C] and the reference rows [B,R,D] (spans' first/last pieces)."""
         B, D = cls.shape
         scr = (self.embed(c.scr_ids) + self.scr_node(nodes.gather(1, c.scr_node[..., None].expand(-1, -1, D)))
                + self.scr_pos(c.scr_pos))
@@ -266,10 +281,17 @@ class PointerNet(nn.Module):
         onehot = F.one_hot(kind, K).float()[:, None].expand(-1, C, -1)
         s = st.gather(1, c.cand_a) + en.gather(1, c.cand_b) + self.cand_w(torch.cat([c.cand_feats, onehot], -1)).squeeze(-1)
         ok = c.cand_use.gather(2, use[:, None, None].expand(-1, C, 1)).squeeze(2)
-        return s.masked_fill(~ok, NEG)
+        return s.masked_fill(~ok, NEG), ref
 
-    def frame_logits(self, cls: torch.Tensor, n_frames: int) -> torch.Tensor:
-        f = self.frame_head(cls)
+    def frame_logits(self, cls: torch.Tensor, ref: torch.Tensor, c: Collated, cand: torch.Tensor,
+                     n_frames: int) -> torch.Tensor:
+        """Question frame given the chosen subject span ``cand`` [B] -> [B,F]."""
+        D = cls.shape[1]
+        a = c.cand_a.gather(1, cand[:, None])
+        b = c.cand_b.gather(1, cand[:, None])
+        ra = ref.gather(1, a[..., None].expand(-1, 1, D)).squeeze(1)
+        rb = ref.gather(1, b[..., None].expand(-1, 1, D)).squeeze(1)
+        f = self.frame_head(torch.cat([cls, ra, rb], -1))
         if n_frames < f.shape[1]:
             f = f.masked_fill(torch.arange(f.shape[1])[None] >= n_frames, NEG)
         return f

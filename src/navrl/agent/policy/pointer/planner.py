@@ -154,13 +154,14 @@ class PointerPlanner(Policy):
             arg = torch.where(is_node, a, arg)
         if bool(is_text.any()):
             use = torch.tensor([_USE.get(int(k), 0) for k in kind.tolist()])
-            a = factor(self.model.cand_logits(cls, ctx, nodes, c, kind, use),
+            cl, ref = self.model.cand_logits(cls, ctx, nodes, c, kind, use)
+            a = factor(cl,
                        None if args is None else torch.where(is_text, args, 0).clamp(min=0), 1, is_text)
             arg = torch.where(is_text, a, arg)
         frame = torch.full((B,), -1, dtype=torch.long)
         is_ask = kind == KIND_ID["ask"]
         if bool(is_ask.any()) and self.frames:
-            f = factor(self.model.frame_logits(cls, len(self.frames)),
+            f = factor(self.model.frame_logits(cls, ref, c, arg.clamp(min=0), len(self.frames)),
                        None if frames is None else torch.where(is_ask, frames, 0).clamp(min=0), 2, is_ask)
             frame = torch.where(is_ask, f, frame)
         return kind, arg, frame, logp, ent, mask, cls

@@ -61,7 +61,7 @@ def norm(s: str) -> str:
 
 
 def alignment(text: str, other: str, other_keys: set[str] | None = None,
-              other_tri: set[str] | None = None) -> list[float]:
+              other_tri: set[str] | None = None, text_tri: set[str] | None = None) -> list[float]:
     """Five alignment features of ``text`` (a label) against ``other`` (the goal, answers ...):
 
     exact phrase (``text`` occurs in ``other`` on piece boundaries), containment (``other``
@@ -77,7 +77,7 @@ def alignment(text: str, other: str, other_keys: set[str] | None = None,
     inter = len(tk & ok)
     share = inter / len(tk) if tk else 0.0
     jac = inter / len(tk | ok) if (tk | ok) else 0.0
-    tt = trigrams(text)
+    tt = text_tri if text_tri is not None else trigrams(text)
     ot = other_tri if other_tri is not None else trigrams(other)
     tri = len(tt & ot) / len(tt) if tt else 0.0
     return [exact, contain, share, jac, tri]
