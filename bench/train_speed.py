@@ -1,12 +1,14 @@
-"""Time per online-RL update with the tiny planner at DESIGN.md's size: 16 tasks x 8
-rollouts x <= 30 steps, split into rollout / judge / advantages / update.
+"""Time per online-RL update at DESIGN.md's size: 16 tasks x 8 rollouts x <= 30 steps, split
+into rollout / judge / advantages / update — for the pointer planner (the `demo` preset's,
+target <= 10 s per update on 2 cores) and, with `--text`, the tiny text planner (`demo-text`,
+target <= 60 s).
 
-The planner is first warm-started with a short SFT (so it writes plans of realistic length,
-not 72 tokens of noise). Target on 2 cores: <= 60 s per update. Prints; asserts nothing.
+The planner is first warm-started with a short SFT (realistic decisions, not noise).
+Prints; asserts nothing. Usage: python bench/train_speed.py [UPDATES] [--text] [--threads N]
 """
 from __future__ import annotations
 
-import sys
+import argparse
 import tempfile
 import time
 from dataclasses import replace
@@ -19,18 +21,25 @@ from navrl.rl.sft import SFTConfig
 from navrl.rl.trainer import Trainer
 
 
-def main(updates: int = 2) -> None:
-    torch.set_num_threads(1)
-    demo = get_preset("demo")
-    preset = replace(demo, sft=SFTConfig(n_tasks=200, epochs=2, lr=4e-3, batch_size=16))
-    cfg = replace(demo.train, tasks_per_update=16, rollouts_per_task=8, max_steps=30, critic_warmup_updates=1,
-                  minibatch_size=64)
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("updates", nargs="?", type=int, default=3)
+    ap.add_argument("--text", action="store_true", help="the tiny text planner instead of the pointer planner")
+    ap.add_argument("--threads", type=int, default=2)
+    a = ap.parse_args()
+    name, target = ("demo-text", 60.0) if a.text else ("demo", 10.0)
+    base = get_preset(name)
+    preset = replace(base, sft=replace(base.sft, n_tasks=200, epochs=2) if not a.text else
+                     SFTConfig(n_tasks=200, epochs=2, lr=4e-3, batch_size=16),
+                     train=replace(base.train, torch_threads=a.threads))
+    cfg = replace(preset.train, tasks_per_update=16, rollouts_per_task=8, max_steps=30, critic_warmup_updates=1)
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()
         policy, _ = run_sft(preset, tmp)
-        print(f"short SFT warm start: {time.perf_counter() - t0:.0f} s ({policy.n_params():,} parameters)")
+        print(f"{name}: short SFT warm start {time.perf_counter() - t0:.0f} s ({policy.n_params():,} parameters), "
+              f"{a.threads} torch threads")
         tr = Trainer(policy, cfg, tmp, log=False)
-        for _ in range(updates):
+        for _ in range(a.updates):
             t0 = time.perf_counter()
             m = tr.train_step().metrics
             wall = time.perf_counter() - t0
@@ -40,8 +49,8 @@ def main(updates: int = 2) -> None:
                   f"{wall:5.1f} s  = rollout {rollout_only:.1f} + judge {tm['judge']:.1f} + "
                   f"advantages {tm['advantages']:.1f} + update {tm['update']:.1f}  "
                   f"[{m['samples']} planner outputs, mean length {m['episode_length']:.1f}] "
-                  f"-> {wall / 60:.2f}x the 60 s target")
+                  f"-> {wall / target:.2f}x the {target:.0f} s target")
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 2)
+    main()

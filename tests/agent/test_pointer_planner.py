@@ -229,3 +229,17 @@ def test_entity_identity_does_not_leak(trained):
             changed += 1
     assert renamed_states >= 40
     assert changed == 0
+
+
+def test_kind_weights_balance_rare_decisions():
+    from navrl.rl.sft import Demo, kind_weights
+    demos = [Demo("p", 'Reasoning: r\nStep: Tap "A"\nRemaining: x')] * 90 + \
+            [Demo("p", "Reasoning: r\nStep: Ask user: What is your size?\nRemaining: x")] * 10
+    w = kind_weights(demos, 0.5)
+    # frequency^-0.5: 0.9^-0.5 = 1.054, 0.1^-0.5 = 3.162; mean over demos normalised to 1
+    mean = (90 * 0.9 ** -0.5 + 10 * 0.1 ** -0.5) / 100
+    assert w["tap"] == pytest.approx(0.9 ** -0.5 / mean)
+    assert w["ask_user"] == pytest.approx(0.1 ** -0.5 / mean)
+    assert w["ask_user"] / w["tap"] == pytest.approx(3.0)
+    assert sum(w[k] * n for k, n in (("tap", 90), ("ask_user", 10))) / 100 == pytest.approx(1.0)
+    assert kind_weights(demos, 0.0) == {}

@@ -1,6 +1,6 @@
 """``navrl demo``: the main job on the embedded default (what ``make demo`` runs).
 
-SFT the tiny planner on clean single-app expert demonstrations, evaluate it, train it
+SFT the preset's planner (the pointer planner for ``demo``) on clean single-app expert demonstrations, evaluate it, train it
 online with dense-reward PPO on the perturbed, multi-app train suite, evaluate again, and
 write the report. ``--expert-only`` plays one expert episode and writes its filmstrip.
 """
@@ -42,9 +42,10 @@ def run(args) -> int:
     suites = ("test-ios", "test-android")
     n_eval = preset.train.eval_episodes
 
-    print(f"[1/4] SFT of the tiny planner ({preset.name} preset)")
+    print(f"[1/4] SFT of the {preset.planner} planner ({preset.name} preset)")
     policy, sres = sft_with_progress(preset, out / "sft", make_teacher("templates"), args.seed)
-    print(f"      held-out loss {sres.heldout_before:.3f} -> {sres.heldout_after:.3f} ({sres.seconds:.0f} s)")
+    print(f"      held-out loss {sres.heldout_before:.3f} -> {sres.heldout_after:.3f} ({sres.seconds:.0f} s, "
+          f"{policy.n_params():,} parameters)")
 
     trainer = Trainer(policy, preset.train, out / "rl")
 
@@ -79,6 +80,9 @@ def run(args) -> int:
                       "gain_ci_points": [100 * lo, 100 * hi]}
     summary["minutes"] = (time.perf_counter() - t_start) / 60
     atomic_write_text(trainer.run_dir / "summary.json", json.dumps(summary, indent=2))
+    from navrl.eval.breakdown import breakdown_markdown
+    atomic_write_text(trainer.run_dir / "breakdown.md", "".join(
+        breakdown_markdown(before[s].trajectories, after[s].trajectories, s) for s in suites))
     report = build_report(trainer.run_dir)
     for s in suites:
         g = summary[s]
@@ -86,6 +90,7 @@ def run(args) -> int:
               f"95% CI {g['gain_ci_points'][0]:+.1f} to {g['gain_ci_points'][1]:+.1f}; {g['episodes']} episodes each)")
     print(f"total time: {summary['minutes']:.1f} min")
     print(f"report: {report.resolve()}")
+    print(f"breakdown by family and perturbation: {(trainer.run_dir / 'breakdown.md').resolve()}")
     for kind, path in strips.items():
         print(f"filmstrip ({kind}): {path.resolve()}")
     return 0

@@ -72,6 +72,29 @@ def learning_curves(updates: list[dict], evals: list[dict]):
     return fig
 
 
+def summary_table(path: Path) -> str:
+    """The SFT -> RL summary of ``navrl demo`` (summary.json) as an HTML table: per suite SFT
+    and RL success, the paired difference and its 95% interval."""
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return "<h2>Summary</h2><p>summary.json is unreadable</p>"
+    if not isinstance(data, dict):
+        return "<h2>Summary</h2><p>summary.json is not an object</p>"
+    rows = []
+    for suite, v in data.items():
+        if not isinstance(v, dict) or "sft" not in v:
+            continue
+        lo, hi = (v.get("gain_ci_points") or [float("nan"), float("nan")])[:2]
+        rows.append(f"<tr><td>{html.escape(str(suite))}</td><td>{100 * v['sft']:.1f}%</td><td>{100 * v['rl']:.1f}%</td>"
+                    f"<td>{v['gain_points']:+.1f}</td><td>{lo:+.1f} to {hi:+.1f}</td><td>{v.get('episodes', '')}</td></tr>")
+    extra = "".join(f"<li>{html.escape(str(k))}: {html.escape(str(v))}</li>" for k, v in data.items()
+                    if not isinstance(v, dict))
+    return ("<h2>Summary: SFT vs RL on the same evaluation tasks</h2><table><tr><th>suite</th><th>SFT</th><th>RL</th>"
+            "<th>RL - SFT (points)</th><th>95% CI (paired)</th><th>episodes</th></tr>" + "".join(rows) + "</table>"
+            + (f"<ul>{extra}</ul>" if extra else ""))
+
+
 def build_report(run_dir: str | Path, out: str | Path | None = None) -> Path:
     run = Path(run_dir)
     if not run.is_dir():
@@ -84,7 +107,7 @@ def build_report(run_dir: str | Path, out: str | Path | None = None) -> Path:
     parts = [f"<h1>navrl run: {html.escape(run.name)}</h1>"]
     summary = run / "summary.json"
     if summary.exists():
-        parts.append("<h2>Summary</h2><pre>" + html.escape(summary.read_text()) + "</pre>")
+        parts.append(summary_table(summary))
     if evals:
         last = evals[-1]
         rows = "".join(

@@ -130,6 +130,10 @@ class SFTConfig:
     """AdamW weight decay."""
     seed: int = 0
     """Seed of the task selection and the batch order."""
+    balance_kinds: float = 0.0
+    """Weight each demonstration step by (frequency of its Step kind)^-balance_kinds (mean weight
+    1): 0 is plain SFT; 0.5 lets rare decisions (asking the user: ~1.5% of steps) count without
+    drowning the common ones."""
 
     def validate(self) -> "SFTConfig":
         from navrl.rl.config import ConfigError
@@ -161,10 +165,33 @@ def _batches(demos: list[Demo], size: int, rng: random.Random | None) -> list[li
     return chunks
 
 
-def demo_loss(policy: Policy, batch: list[Demo]) -> torch.Tensor:
+def demo_loss(policy: Policy, batch: list[Demo], weights: dict[str, float] | None = None) -> torch.Tensor:
+    """Mean negative log-likelihood per output token (or decision factor); ``weights`` maps a
+    Step kind to a per-demonstration weight (see ``SFTConfig.balance_kinds``)."""
     targets = [policy.encode_demo(d.prompt, d.target) for d in batch]
     sb = policy.score([d.prompt for d in batch], targets)
-    return -(sb.logprobs.sum() / sb.mask.sum())
+    if not weights:
+        return -(sb.logprobs.sum() / sb.mask.sum())
+    w = torch.tensor([weights.get(step_kind(d.target), 1.0) for d in batch])[:, None]
+    return -((sb.logprobs * w).sum() / (sb.mask * w).sum())
+
+
+def step_kind(target: str) -> str:
+    """The command kind of a demonstration target's Step (tap, type, ask_user ...)."""
+    from navrl.agent.steps import parse_step
+    plan = parse_plan(target)
+    return parse_step(plan.step).kind if plan else "unknown"
+
+
+def kind_weights(demos: list[Demo], power: float) -> dict[str, float]:
+    """Step kind -> frequency^-power, normalised so the mean weight over ``demos`` is 1."""
+    from collections import Counter
+    if power <= 0 or not demos:
+        return {}
+    c = Counter(step_kind(d.target) for d in demos)
+    raw = {k: (n / len(demos)) ** -power for k, n in c.items()}
+    mean = sum(raw[step_kind(d.target)] for d in demos) / len(demos)
+    return {k: v / mean for k, v in raw.items()}
 
 
 @torch.no_grad()
@@ -203,9 +230,10 @@ def train_sft(policy: Policy, demos: list[Demo], cfg: SFTConfig,
     sched = torch.optim.lr_scheduler.LambdaLR(
         opt, lambda s: min(1.0, (s + 1) / warm) * 0.5 * (1 + __import__("math").cos(__import__("math").pi * min(1.0, s / total))))
     step = 0
+    weights = kind_weights(train, cfg.balance_kinds)
     for epoch in range(cfg.epochs):
         for b in _batches(train, cfg.batch_size, rng):
-            loss = demo_loss(policy, b)
+            loss = demo_loss(policy, b, weights)
             opt.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(policy.policy_parameters(), 1.0)
