@@ -135,6 +135,10 @@ class TrainConfig:
     torch_threads: int = 1
     """Torch intra-op threads; 1 is fastest for the tiny planner on a shared 2-core machine."""
 
+    max_masked_updates: int = 3
+    """Stop the run (:class:`navrl.errors.Outage`, checkpoint saved) after this many updates in a
+    row whose every trajectory was masked: an outage is not training. 0 never stops."""
+
     def __post_init__(self) -> None:
         # Configs arrive from YAML/CLI as strings; keep unknown names for validate() to report.
         if isinstance(self.estimator, str) and not isinstance(self.estimator, AdvantageEstimator):
@@ -228,7 +232,7 @@ class TrainConfig:
         if real("rollout_temperature") <= 0.0:
             raise ConfigError(f"rollout_temperature must be > 0, got {self.rollout_temperature}")
         for name, low in (("eval_every", 0), ("eval_episodes", 1), ("checkpoint_every", 1), ("torch_threads", 1),
-                          ("sft_batch_size", 1)):
+                          ("sft_batch_size", 1), ("max_masked_updates", 0)):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise ConfigError(f"{name} must be an int >= {low}, got {value!r}")
