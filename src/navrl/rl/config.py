@@ -182,6 +182,7 @@ class TrainConfig:
         Raises:
             ConfigError: the first invalid value found.
         """
+        _check_types(self)
         ints_min = {
             "tasks_per_update": 1,
             "rollouts_per_task": 1,
@@ -282,6 +283,31 @@ class TrainConfig:
     def field_docs(cls) -> dict[str, str]:
         """Field name -> its attribute docstring (for --help texts and generated docs)."""
         return dict(_attribute_docstrings(cls))
+
+
+@cache
+def _type_adapters() -> tuple[tuple[str, Any], ...]:
+    """A strict pydantic TypeAdapter per TrainConfig field (from its annotation)."""
+    import typing
+
+    from pydantic import TypeAdapter
+    hints = typing.get_type_hints(TrainConfig)
+    return tuple((f.name, TypeAdapter(hints[f.name])) for f in fields(TrainConfig) if f.name != "estimator")
+
+
+def _check_types(cfg: TrainConfig) -> None:
+    """Every field against its annotation with pydantic in strict mode ("3" is not an int,
+    True is not a number, a list of suites is not a float); estimator is checked by name."""
+    from pydantic import ValidationError
+    for name, adapter in _type_adapters():
+        value = getattr(cfg, name)
+        if name == "eval_suites" and isinstance(value, list):
+            value = tuple(value)
+        try:
+            adapter.validate_python(value, strict=True)
+        except ValidationError as e:
+            msg = e.errors()[0]["msg"]
+            raise ConfigError(f"{name}: {msg[0].lower() + msg[1:]}, got {value!r}") from None
 
 
 @cache
