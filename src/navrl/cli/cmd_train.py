@@ -125,7 +125,7 @@ def make_trainer(args, preset, over: dict | None = None):
         if not args.init:
             raise CLIError("--init SFT_POLICY is required (or --resume)")
         policy = load_policy(args.init)
-        prepare_out_dir(out, overwrite=args.overwrite)   # after every input is known good: --overwrite deletes
+        prepare_out_dir(out, overwrite=args.overwrite, resumable=True)   # after every input is known good: --overwrite deletes
         return Trainer(policy, preset.train, out,
                        devices_factory=_devices(args, preset.train.trajectories_per_update),
                        sft_demos=_sft_demos(policy, preset.train, preset), faults=parse_faults(args.faults))

@@ -83,7 +83,7 @@ def holds_run(p: Path) -> bool:
 
 
 def prepare_out_dir(path, *, resume: bool = False, overwrite: bool = False, replace_own: tuple[str, ...] = (),
-                    flag: str = "--out") -> Path:
+                    flag: str = "--out", resumable: bool = False) -> Path:
     """Check an output directory before any work starts.
 
     Refused (CLIError): a file, a place that cannot be written, a directory that already
@@ -100,7 +100,8 @@ def prepare_out_dir(path, *, resume: bool = False, overwrite: bool = False, repl
     if holds_run(p) and not (resume or overwrite):
         own = set(replace_own)
         if not own or any((p / m).exists() for m in RUN_MARKERS if m not in own):
-            raise CLIError(f"{flag} {p} already holds a run; use --resume to continue it or --overwrite to replace it")
+            how = "--resume to continue it or --overwrite" if resumable else "another --out, or --overwrite"
+            raise CLIError(f"{flag} {p} already holds a run; use {how} to replace it")
     if overwrite or replace_own:
         for name in (RUN_FILES if overwrite else replace_own):
             q = p / name

@@ -54,15 +54,17 @@ def learning_curves(updates: list[dict], evals: list[dict]):
         ax.grid(alpha=0.3)
     ax = axes[6]
     suites = sorted({k for e in evals for k, v in e.items() if isinstance(v, dict) and "success" in v})
+    plotted = 0
     for s in suites:
         pts = [(e["update"], 100 * e[s]["success"]) for e in evals
                if isinstance(e.get(s), dict) and isinstance(e[s].get("success"), (int, float))]
         if pts:
             ax.plot(*zip(*pts), marker="o", label=s)
+            plotted += 1
     ax.set_title("evaluation success (%)")
     ax.set_xlabel("update")
     ax.grid(alpha=0.3)
-    if suites:
+    if plotted:
         ax.legend(fontsize=8)
     ax = axes[7]
     mf = [(u["update"], u.get("masked_fraction", 0)) for u in updates]
