@@ -175,7 +175,7 @@ class Trainer:
         if limit and self.masked_streak >= limit:
             reasons = ", ".join(f"{k} {v}" for k, v in sorted(m["masked_reasons"].items()))
             raise Outage(f"infrastructure outage: every trajectory of the last {self.masked_streak} updates was "
-                         f"masked ({reasons}); stopped at update {self.update} (max_masked_updates={limit})")
+                         f"masked (last update: {reasons}); stopped at update {self.update} (max_masked_updates={limit})")
         return UpdateStats(self.update, rec)
 
     # ================================================================== pieces
