@@ -106,6 +106,11 @@ def redact_url(url: str | None) -> str | None:
     return _USERINFO.sub("***@", s)
 
 
+def redact_text(text: str) -> str:
+    """Any ``scheme://user:password@`` inside free text with its credentials replaced by ``***@``."""
+    return _USERINFO.sub("***@", text)
+
+
 def _url_secrets(url: str | None) -> list[str]:
     """The user name and password inside a URL (to scrub them from error texts)."""
     if not url:
@@ -117,6 +122,31 @@ def _url_secrets(url: str | None) -> list[str]:
         m = _USERINFO.search(str(url))
         out = m.group(0)[:-1].split(":") if m else []
     return [x for x in out if x and len(x) >= 3]
+
+
+class _RedactURLs(logging.Filter):
+    """Rewrites a log record so that no URL in it carries credentials (the HTTP libraries
+    log full request URLs at INFO/DEBUG)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            msg = record.getMessage()
+        except Exception:  # noqa: BLE001 - a broken record is the logger's problem, not ours
+            return True
+        if "@" in msg:
+            record.msg, record.args = redact_text(msg), ()
+        return True
+
+
+_REDACT = _RedactURLs()
+_TRANSPORT_LOGGERS = ("httpx", "httpx2", "httpcore", "httpcore2", "openai", "openai._base_client")
+
+
+def _install_log_redaction() -> None:
+    for name in _TRANSPORT_LOGGERS:
+        lg = logging.getLogger(name)
+        if _REDACT not in lg.filters:
+            lg.addFilter(_REDACT)
 
 
 @dataclass
@@ -303,6 +333,7 @@ class ChatClient:
     def __init__(self, config: APIConfig, *, cache: ResponseCache | None = None,
                  sleep: Callable[[float], None] = time.sleep):
         self.config = config.require()
+        _install_log_redaction()
         self.cache = cache if cache is not None else (ResponseCache(config.cache_dir) if config.cache_dir else None)
         self._sleep = sleep
         self._rng = random.Random(config.seed)
@@ -359,7 +390,7 @@ class ChatClient:
 
     def _scrub(self, text: str) -> str:
         key = os.environ.get(self.config.api_key_env)
-        s = redact_url(str(text)) or ""
+        s = redact_text(str(text))
         for secret in ([key] if key and len(key) >= 4 else []) + _url_secrets(self.config.base_url):
             s = s.replace(secret, "***")
         return s[:300]
