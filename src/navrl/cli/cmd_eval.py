@@ -101,12 +101,12 @@ def _run_web(args) -> int:
                        "carry the page's reward, which the miniwob judge reads")
     if args.faults is not None:
         raise CLIError("--faults injects faults into the phone world; --suite miniwob runs in the browser")
-    out = prepare_out_dir(args.out or "runs/eval-miniwob", overwrite=args.overwrite)
     planner = ScriptedWebPlanner() if args.agent == "expert" else make_planner(args.agent, args.seed)
     try:
         tasks = miniwob_tasks(args.episodes, seed=args.seed)
     except TaskError as e:
         raise CLIError(str(e)) from None
+    out = prepare_out_dir(args.out or "runs/eval-miniwob", overwrite=args.overwrite)
     shots = "eager" if (args.frames or args.agent == "api") else "off"
     try:
         farm = make_device_factory(None, devices=min(args.batch, len(tasks)), backend=BrowserBackend(screenshots=shots))

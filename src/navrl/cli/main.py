@@ -60,6 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     if not logging.getLogger().handlers:
         logging.basicConfig(format="navrl: %(levelname)s: %(message)s", level=logging.WARNING)
     args = build_parser().parse_args(argv)
+    from navrl.api.client import APIUnavailable
     from navrl.errors import Outage
     try:
         out = getattr(args, "out", None)
@@ -70,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
             else:
                 _probe_dir(Path(out), "--out")
         return int(args.fn(args) or 0)
-    except Outage as e:
+    except (Outage, APIUnavailable) as e:   # infrastructure, not bad input
         sys.stderr.write(f"navrl: error: {_one_line(e)}\n")
         return EXIT_OUTAGE
     except KeyboardInterrupt:
