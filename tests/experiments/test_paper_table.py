@@ -28,7 +28,9 @@ def test_quick_paper_table_end_to_end(tmp_path) -> None:
     for x in rows:
         assert 0.0 <= float(x["ci_low"]) <= float(x["success"]) <= float(x["ci_high"]) <= 1.0
     # the markdown table: a header with the suites and one row per method and checkpoint
-    table = [ln for ln in md.splitlines() if ln.startswith("| ")]
+    main, _, paired = md.partition("Differences in success")
+    table = [ln for ln in main.splitlines() if ln.startswith("| ")]
+    assert len([ln for ln in paired.splitlines() if ln.startswith("| ") and " - SFT @0 |" in ln]) == 6 * 3
     assert table[0].startswith("| method | updates | test-ios | test-android | test-unseen")
     assert len(table) == 1 + 1 + len(methods)          # header + SFT + one checkpoint per method
     comps = json.loads((out / "results.json").read_text())["comparisons"]
