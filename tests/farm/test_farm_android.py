@@ -30,7 +30,8 @@ pytest.importorskip("adbutils")
 FIX = Path(__file__).parent / "fixtures"
 HOSTILE = ["'; rm -rf / #", "a && reboot", "$(reboot)", "`id`", '"double" \'single\'', "it's", "%s", "100% sure",
            "a%sb", "%%s", "50%", "naïve 日本語 😀", "line1\nline2", "tab\there", "back\\slash", "*", "~", "$HOME",
-           "--es msg x", "-a", " leading and trailing ", "|cat /etc/passwd", "a;b", "{x,y}", "!!", "\\'"]
+           "--es msg x", "-a", " leading and trailing ", "|cat /etc/passwd", "a;b", "{x,y}", "!!", "\\'",
+           "sale 50%", "s%"]   # starts with s, ends with %: no %s across the wrap-around
 
 
 def sh_parse(line: str) -> list[str]:
@@ -66,6 +67,7 @@ def test_hostile_strings_arrive_literally(text):
     if all(" " <= ch <= "~" for ch in text):
         got = "".join(decode_input_text(sh_parse(shell_join(c))[2]) for c in input_text_args(text))
         assert got == text
+        assert all(c[2] for c in input_text_args(text))          # no empty `input text ''` commands
     else:
         with pytest.raises(TextUnsupported):
             input_text_args(text)
