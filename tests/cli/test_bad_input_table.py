@@ -139,7 +139,12 @@ def _cases():
     for k in ("syntax", "updates-abc", "eval-at-5", "eval-at-range", "episodes-neg", "updates-zero", "unknown-key",
               "unknown-suite", "no-methods", "bad-estimator", "method-typo", "updates-float", "a-list", "dup-names"):
         cases.append(["experiment", "paper-table", "--config", f"{D}/{k}.yaml", "--out", D + "/pt"])
-    cases += [["tasks", "--nosuch"], ["nosuchcommand"]]
+    cases += [["tasks", "--nosuch"], ["nosuchcommand"], ["tasks", "--suite", "nosuch"],
+              ["synth-tasks", "export", D + "/m-binary/metrics.jsonl", "--out", D + "/s.json"],
+              ["synth-tasks", "export", F, "--out", D + "/s.json"],
+              ["synth-tasks", "export", F, "--out", "/proc/1/x.json"],
+              ["synth-tasks", "review", D + "/m-binary/metrics.jsonl", "--accept-all"],
+              ["synth-tasks", "generate", "--pairs", "-3", "--out", D + "/o.jsonl"]]
     return cases
 
 
@@ -148,6 +153,15 @@ CASES = _cases()
 
 def test_the_table_is_large_enough():
     assert len(CASES) >= 40
+
+
+def test_fault_rates_are_checked_by_the_library_too():
+    from navrl.device.phone import FaultConfig
+    for bad in (dict(device_lost=-0.1), dict(app_never_loads=1.5), dict(device_lost=float("nan")),
+                dict(lose_at_step=-1), dict(device_lost="0.1")):
+        with pytest.raises(ValueError):
+            FaultConfig(**bad)
+    assert FaultConfig(device_lost=0.1, app_never_loads=0.05).any
 
 
 @pytest.mark.parametrize("argv", CASES, ids=[" ".join(c).replace("{", "").replace("}", "")[:70] for c in CASES])
