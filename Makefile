@@ -37,7 +37,7 @@ test-all: setup
 # Long: every mutant reruns the tests that cover it (hours on 2 cores for all of navrl.rl);
 # MUTANTS='navrl.device.android*' narrows it to matching mutant names.
 mutants: setup
-	$(VENV)/bin/mutmut run --max-children 2 $(MUTANTS) || true
+	$(VENV)/bin/mutmut run --max-children 2 $(if $(MUTANTS),'$(MUTANTS)') || true
 	$(VENV)/bin/mutmut results
 
 bench: setup
