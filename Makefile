@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup demo test test-all bench clean
+.PHONY: setup demo test test-all bench mutants clean
 
 setup: $(STAMP)
 
@@ -33,8 +33,15 @@ test: setup
 test-all: setup
 	$(PY) -m pytest -m ''
 
+# Mutation testing of navrl.rl and the Android text-input path ([tool.mutmut] in pyproject.toml).
+# Long: every mutant reruns the tests that cover it (hours on 2 cores for all of navrl.rl);
+# MUTANTS='navrl.device.android*' narrows it to matching mutant names.
+mutants: setup
+	$(VENV)/bin/mutmut run --max-children 2 $(if $(MUTANTS),'$(MUTANTS)') || true
+	$(VENV)/bin/mutmut results
+
 bench: setup
 	for b in bench/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
 
 clean:
-	rm -rf $(VENV) runs build *.egg-info src/*.egg-info
+	rm -rf $(VENV) runs build mutants *.egg-info src/*.egg-info

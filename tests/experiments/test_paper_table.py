@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import csv
+import json
 import subprocess
 import sys
 
@@ -27,9 +28,15 @@ def test_quick_paper_table_end_to_end(tmp_path) -> None:
     for x in rows:
         assert 0.0 <= float(x["ci_low"]) <= float(x["success"]) <= float(x["ci_high"]) <= 1.0
     # the markdown table: a header with the suites and one row per method and checkpoint
-    table = [ln for ln in md.splitlines() if ln.startswith("| ")]
+    main, _, paired = md.partition("Differences in success")
+    table = [ln for ln in main.splitlines() if ln.startswith("| ")]
+    assert len([ln for ln in paired.splitlines() if ln.startswith("| ") and " - SFT @0 |" in ln]) == 6 * 3
     assert table[0].startswith("| method | updates | test-ios | test-android | test-unseen")
     assert len(table) == 1 + 1 + len(methods)          # header + SFT + one checkpoint per method
+    comps = json.loads((out / "results.json").read_text())["comparisons"]
+    assert {(c["method"], c["vs"], c["suite"]) for c in comps} >= {(m, "SFT", s) for m in methods for s in suites}
+    assert all(c["tasks"] == 4 and c["ci_low"] <= c["difference"] <= c["ci_high"] for c in comps)
+    assert "paired 95% interval" in md
     assert (out / "success_vs_updates.png").stat().st_size > 1000
     assert (out / "length_vs_updates.png").stat().st_size > 1000
 
@@ -45,3 +52,34 @@ def test_bad_table_config_is_a_clear_error(tmp_path) -> None:
     r = subprocess.run([sys.executable, "-m", "navrl.cli.main", "experiment", "paper-table", "--config",
                         str(bad)], capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_paired_comparisons_match_tasks_and_use_the_paired_interval() -> None:
+    from navrl.experiments.paper_table import Method, paired_comparisons
+    from navrl.rollout.evaluate import paired_difference_interval
+    cfg = TableConfig(preset="quick", updates=2, eval_at=[0, 2], eval_episodes=4, suites=["test-ios"],
+                      methods=[Method("A", "ppo"), Method("B", "grpo")])
+    sft = {"t1": True, "t2": False, "t3": False, "t4": False}
+    a = {"t1": True, "t2": True, "t3": True, "t4": False}
+    b = {"t1": False, "t2": True, "t3": False, "t4": False}
+    comps = paired_comparisons(cfg, {("SFT", 0, "test-ios"): sft, ("A", 2, "test-ios"): a, ("B", 2, "test-ios"): b})
+    by = {(c["method"], c["vs"]): c for c in comps}
+    c = by[("A", "SFT")]
+    assert (c["tasks"], c["only_method"], c["only_vs"], c["difference"]) == (4, 2, 0, 0.5)
+    assert (c["ci_low"], c["ci_high"]) == paired_difference_interval(1, 2, 0, 1)
+    c = by[("B", "A")]                                   # method vs method, same tasks
+    assert (c["only_method"], c["only_vs"], c["difference"]) == (0, 2, -0.5)
+    assert (c["ci_low"], c["ci_high"]) == paired_difference_interval(1, 0, 2, 1)
+
+
+@pytest.mark.parametrize("text,match", [
+    ("preset: quick\nupdates: abc\nmethods: [{name: x, estimator: ppo}]\n", "updates: input should be a valid integer"),
+    ("preset: quick\nupdates: 2\neval_at: 5\nmethods: [{name: x, estimator: ppo}]\n", "eval_at: input should be a valid list"),
+    ("preset: quick\nupdates: [2\n", r"YAML syntax error \(line 3, column 1\)"),
+    ("preset: quick\nmethods: [{name: x, estimator: ppo, lr: 3}]\n", "methods.0.lr"),
+])
+def test_table_config_schema_errors_name_the_field(tmp_path, text, match) -> None:
+    p = tmp_path / "t.yaml"
+    p.write_text(text)
+    with pytest.raises(ConfigError, match=match):
+        TableConfig.load(p)

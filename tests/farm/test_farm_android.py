@@ -30,7 +30,8 @@ pytest.importorskip("adbutils")
 FIX = Path(__file__).parent / "fixtures"
 HOSTILE = ["'; rm -rf / #", "a && reboot", "$(reboot)", "`id`", '"double" \'single\'', "it's", "%s", "100% sure",
            "a%sb", "%%s", "50%", "naïve 日本語 😀", "line1\nline2", "tab\there", "back\\slash", "*", "~", "$HOME",
-           "--es msg x", "-a", " leading and trailing ", "|cat /etc/passwd", "a;b", "{x,y}", "!!", "\\'"]
+           "--es msg x", "-a", " leading and trailing ", "|cat /etc/passwd", "a;b", "{x,y}", "!!", "\\'",
+           "sale 50%", "s%"]   # starts with s, ends with %: no %s across the wrap-around
 
 
 def sh_parse(line: str) -> list[str]:
@@ -66,9 +67,54 @@ def test_hostile_strings_arrive_literally(text):
     if all(" " <= ch <= "~" for ch in text):
         got = "".join(decode_input_text(sh_parse(shell_join(c))[2]) for c in input_text_args(text))
         assert got == text
+        assert all(c[2] for c in input_text_args(text))          # no empty `input text ''` commands
     else:
         with pytest.raises(TextUnsupported):
             input_text_args(text)
+
+
+class _RecordingDevice(AndroidDevice):
+    """An AndroidDevice whose transport records the shell lines instead of sending them."""
+
+    def __init__(self, **cfg):
+        super().__init__(AndroidConfig(serial="emulator-5554", settle_s=0.0, **cfg))
+        self.lines: list[str] = []
+
+    def shell(self, cmd: str, timeout: float | None = None) -> bytes:
+        self.lines.append(cmd)
+        return b"Physical size: 1080x2400\n" if cmd.startswith("wm size") else b""
+
+
+@pytest.mark.parametrize("text_input", ["ime", "input"])
+def test_typed_text_reaches_the_device_shell_literally(text_input):
+    """The whole path, AndroidDevice.act -> run -> shell: every argument of every command line
+    arrives as built (a device shell parses what run() sends), and the text typed is exactly
+    the text asked for. Catches run() joining arguments without quoting."""
+    dev = _RecordingDevice(text_input=text_input)
+    checked = 0
+    for text in HOSTILE:
+        if text_input == "input" and not all(" " <= ch <= "~" for ch in text):
+            continue
+        dev.lines.clear()
+        dev.act(Action.type(text))
+        sent = [ln for ln in dev.lines if not ln.startswith("wm size")]
+        assert sent, text
+        argv = [sh_parse(ln) for ln in sent]
+        if text_input == "ime":
+            assert argv == [ime_text_args(text)]
+            assert base64.b64decode(argv[0][-1]).decode() == text
+        else:
+            assert argv == input_text_args(text)
+            assert "".join(decode_input_text(a[2]) for a in argv) == text
+        checked += 1
+    assert checked >= 20
+
+
+def test_run_quotes_every_argument():
+    dev = _RecordingDevice()
+    args = ["am", "broadcast", "-a", "x; reboot", "$(id)", "it's"]
+    dev.run(args)
+    assert sh_parse(dev.lines[-1]) == args
 
 
 def test_percent_s_is_split_so_android_cannot_read_it_as_a_space():

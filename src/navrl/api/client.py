@@ -10,6 +10,15 @@
   seeded jitter; after :attr:`APIConfig.max_retries` retries :class:`APIUnavailable`
   is raised. Other HTTP errors (400, 401, 403, 404 ...) raise :class:`APIRequestError`
   at once: retrying would not help.
+- A circuit breaker: after :attr:`APIConfig.breaker_threshold` failed attempts in a row the
+  endpoint counts as dead; the call stops retrying and later calls raise
+  :class:`APIUnavailable` at once (no request) until :attr:`APIConfig.breaker_cooldown`
+  seconds have passed, then one trial request decides. A dead endpoint costs seconds, not
+  minutes per call.
+- Any malformed response body (not JSON, nested too deeply, fields of the wrong type) is
+  a failed attempt like a 5xx, never an uncaught exception.
+- Credentials inside the base URL (``http://user:KEY@host/v1``) are redacted in every
+  repr, log line and exception (:func:`redact_url`).
 - :meth:`ChatClient.chat_json` adds a JSON protocol on top: the reply is parsed and
   validated, malformed replies are re-asked, and only a validated reply is cached.
 """
@@ -26,6 +35,7 @@ import threading
 import time
 from dataclasses import dataclass, field, fields
 from typing import Any, Callable, Mapping, Sequence, TypeVar
+from urllib.parse import urlsplit, urlunsplit
 
 from navrl.api.cache import ResponseCache, request_key
 from navrl.api.prices import PriceTable
@@ -78,6 +88,67 @@ class MalformedReply(APIError):
 
 
 # ---------------------------------------------------------------------- config
+_USERINFO = re.compile(r"(?<=//)[^/@\s]*@")
+
+
+def redact_url(url: str | None) -> str | None:
+    """``url`` with any ``user:password@`` part replaced by ``***@`` (safe to log)."""
+    if url is None:
+        return None
+    s = str(url)
+    try:
+        parts = urlsplit(s)
+        if parts.username is not None or parts.password is not None or "@" in parts.netloc:
+            host = parts.netloc.rsplit("@", 1)[-1]
+            s = urlunsplit((parts.scheme, f"***@{host}", parts.path, parts.query, parts.fragment))
+    except ValueError:
+        pass
+    return _USERINFO.sub("***@", s)
+
+
+def redact_text(text: str) -> str:
+    """Any ``scheme://user:password@`` inside free text with its credentials replaced by ``***@``."""
+    return _USERINFO.sub("***@", text)
+
+
+def _url_secrets(url: str | None) -> list[str]:
+    """The user name and password inside a URL (to scrub them from error texts)."""
+    if not url:
+        return []
+    try:
+        parts = urlsplit(str(url))
+        out = [parts.password, parts.username]
+    except ValueError:
+        m = _USERINFO.search(str(url))
+        out = m.group(0)[:-1].split(":") if m else []
+    return [x for x in out if x and len(x) >= 3]
+
+
+class _RedactURLs(logging.Filter):
+    """Rewrites a log record so that no URL in it carries credentials (the HTTP libraries
+    log full request URLs at INFO/DEBUG)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            msg = record.getMessage()
+        except Exception:  # noqa: BLE001 - a broken record is the logger's problem, not ours
+            return True
+        if "@" in msg:
+            record.msg, record.args = redact_text(msg), ()
+        return True
+
+
+_REDACT = _RedactURLs()
+_TRANSPORT_LOGGERS = ("httpx", "httpx2", "httpcore", "httpcore2", "openai", "openai._base_client")
+
+
+def _install_log_redaction() -> None:
+    for name in _TRANSPORT_LOGGERS:
+        lg = logging.getLogger(name)
+        if _REDACT not in lg.filters:
+            lg.addFilter(_REDACT)
+
+
 @dataclass
 class APIConfig:
     """Where and how to call an OpenAI-compatible chat endpoint.
@@ -114,6 +185,18 @@ class APIConfig:
     """Reply cache directory; None: no cache."""
     prices: PriceTable = field(default_factory=PriceTable)
     """USD per 1M input/output tokens per model (default entry: zero)."""
+    breaker_threshold: int = 5
+    """Failed attempts in a row (timeouts, 408/429/5xx, connection errors, malformed responses)
+    after which the endpoint counts as dead: calls fail at once until ``breaker_cooldown``. 0: off."""
+    breaker_cooldown: float = 30.0
+    """Seconds an open circuit refuses calls before one trial request is let through."""
+
+    def __repr__(self) -> str:   # the base URL may carry credentials
+        body = ", ".join(f"{f.name}={redact_url(self.base_url) if f.name == 'base_url' else getattr(self, f.name)!r}"
+                         for f in fields(self))
+        return f"APIConfig({body})"
+
+    __str__ = __repr__
 
     def __post_init__(self) -> None:
         if self.timeout <= 0:
@@ -124,6 +207,11 @@ class APIConfig:
             raise ValueError("backoff_base, backoff_max and jitter must be >= 0")
         if self.max_tokens_param not in ("max_tokens", "max_completion_tokens"):
             raise ValueError("max_tokens_param must be 'max_tokens' or 'max_completion_tokens'")
+        if isinstance(self.breaker_threshold, bool) or not isinstance(self.breaker_threshold, int) \
+                or self.breaker_threshold < 0:
+            raise ValueError("breaker_threshold must be an int >= 0")
+        if not self.breaker_cooldown >= 0:
+            raise ValueError("breaker_cooldown must be >= 0")
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", self.api_key_env or ""):
             raise ValueError(f"api_key_env must be an environment variable NAME, got {self.api_key_env!r}")
 
@@ -196,7 +284,13 @@ def extract_json(text: str) -> Any:
     """The JSON value in a reply: the whole text, a fenced block, or the first object/array in it."""
     if text is None or not text.strip():
         raise ValueError("empty reply")
-    s = text.strip()
+    try:
+        return _extract_json(text.strip())
+    except RecursionError:
+        raise ValueError("the reply's JSON nests too deeply") from None
+
+
+def _extract_json(s: str) -> Any:
     try:
         return json.loads(s)
     except json.JSONDecodeError:
@@ -239,20 +333,24 @@ class ChatClient:
     def __init__(self, config: APIConfig, *, cache: ResponseCache | None = None,
                  sleep: Callable[[float], None] = time.sleep):
         self.config = config.require()
+        _install_log_redaction()
         self.cache = cache if cache is not None else (ResponseCache(config.cache_dir) if config.cache_dir else None)
         self._sleep = sleep
         self._rng = random.Random(config.seed)
         self._lock = threading.Lock()
         self._client = None
-        self.totals = {"calls": 0, "cached": 0, "requests": 0, "retries": 0,
+        self.totals = {"calls": 0, "cached": 0, "requests": 0, "retries": 0, "refused": 0,
                        "prompt_tokens": 0, "completion_tokens": 0, "cost": 0.0}
+        self._fails = 0              # failed attempts in a row (the circuit breaker's count)
+        self._open_until = 0.0       # monotonic time until which the circuit refuses calls
+        self._clock = time.monotonic
 
     @classmethod
     def from_env(cls, **overrides: Any) -> "ChatClient":
         return cls(APIConfig.from_env(**overrides))
 
     def __repr__(self) -> str:
-        return f"ChatClient(model={self.config.model!r}, base_url={self.config.base_url!r})"
+        return f"ChatClient(model={self.config.model!r}, base_url={self.url!r})"
 
     __str__ = __repr__
 
@@ -263,12 +361,22 @@ class ChatClient:
     def model(self) -> str:
         return str(self.config.model)
 
+    @property
+    def url(self) -> str | None:
+        """The base URL with credentials redacted (what logs and errors show)."""
+        return redact_url(self.config.base_url)
+
+    @property
+    def circuit_open(self) -> bool:
+        """True while the breaker refuses calls."""
+        with self._lock:
+            return self._clock() < self._open_until
+
     # -- transport ----------------------------------------------------------------------
     def _key(self) -> str:
         key = os.environ.get(self.config.api_key_env)
         if not key:
-            log.warning("$%s is not set; calling %s without an API key", self.config.api_key_env,
-                        self.config.base_url)
+            log.warning("$%s is not set; calling %s without an API key", self.config.api_key_env, self.url)
             return NO_KEY
         return key
 
@@ -282,10 +390,34 @@ class ChatClient:
 
     def _scrub(self, text: str) -> str:
         key = os.environ.get(self.config.api_key_env)
-        s = str(text)
-        if key and len(key) >= 4:
-            s = s.replace(key, "***")
+        s = redact_text(str(text))
+        for secret in ([key] if key and len(key) >= 4 else []) + _url_secrets(self.config.base_url):
+            s = s.replace(secret, "***")
         return s[:300]
+
+    # -- circuit breaker ----------------------------------------------------------------
+    def _breaker_check(self) -> None:
+        with self._lock:
+            now = self._clock()
+            if now < self._open_until:
+                self.totals["refused"] += 1
+                raise APIUnavailable(f"{self.url} unavailable: circuit open after {self._fails} failed attempts in a "
+                                     f"row; no calls for another {self._open_until - now:.0f} s", 0, "circuit open")
+
+    def _breaker_fail(self) -> bool:
+        """Count a failed attempt; True when the circuit (now) is open."""
+        c = self.config
+        with self._lock:
+            self._fails += 1
+            if c.breaker_threshold and self._fails >= c.breaker_threshold:
+                self._open_until = self._clock() + c.breaker_cooldown
+                return True
+            return False
+
+    def _breaker_ok(self) -> None:
+        with self._lock:
+            self._fails = 0
+            self._open_until = 0.0
 
     def _delay(self, retry: int, retry_after: float | None) -> float:
         c = self.config
@@ -301,20 +433,18 @@ class ChatClient:
         c = self.config
         client = self._openai()
         last = ""
+        attempts = 0
         for attempt in range(c.max_retries + 1):
             retry_after = None
+            self._breaker_check()
             with self._lock:
                 self.totals["requests"] += 1
+            attempts += 1
             try:
                 resp = client.chat.completions.create(**payload)
-                if not getattr(resp, "choices", None):
-                    raise _Transient("reply without choices")
-                ch = resp.choices[0]
-                text = ch.message.content if ch.message is not None else None
-                u = getattr(resp, "usage", None)
-                usage = {"prompt_tokens": int(getattr(u, "prompt_tokens", 0) or 0),
-                         "completion_tokens": int(getattr(u, "completion_tokens", 0) or 0)}
-                return text or "", usage, getattr(ch, "finish_reason", None), attempt + 1
+                text, usage, finish = _parse_completion(resp)
+                self._breaker_ok()
+                return text, usage, finish, attempt + 1
             except openai.APIStatusError as e:
                 status = e.status_code
                 if status in (408, 429) or status >= 500:
@@ -327,22 +457,30 @@ class ChatClient:
                 else:
                     hint = (f" (check ${c.api_key_env})" if status in (401, 403) else
                             " (check the model name and base URL)" if status == 404 else "")
-                    raise APIRequestError(f"{c.base_url} rejected the request: HTTP {status}: "
+                    self._breaker_ok()   # the endpoint answered: it is alive
+                    raise APIRequestError(f"{self.url} rejected the request: HTTP {status}: "
                                           f"{self._scrub(e.message)}{hint}", status) from None
             except openai.APITimeoutError:
                 last = f"timeout after {c.timeout:g}s"
             except openai.APIConnectionError as e:
                 last = f"connection error: {self._scrub(type(e.__cause__).__name__ if e.__cause__ else e)}"
-            except (_Transient, openai.APIResponseValidationError, json.JSONDecodeError) as e:
-                last = f"bad response: {self._scrub(e)}"
+            except (_Transient, openai.APIResponseValidationError, ValueError, TypeError, AttributeError, KeyError,
+                    IndexError, RecursionError) as e:
+                # a malformed body (not JSON, nested too deeply, wrong types): a failed attempt, never a crash
+                last = f"bad response: {type(e).__name__}: {self._scrub(e)[:120]}"
+            if self._breaker_fail():
+                log.warning("chat endpoint %s failed %d attempts in a row (%s); circuit open for %.0f s",
+                            self.url, self._fails, last, c.breaker_cooldown)
+                raise APIUnavailable(f"{self.url} unavailable: {self._fails} failed attempts in a row, circuit open "
+                                     f"for {c.breaker_cooldown:g} s: {last}", attempts, last)
             if attempt < c.max_retries:
                 d = self._delay(attempt, retry_after)
                 with self._lock:
                     self.totals["retries"] += 1
-                log.warning("chat request to %s failed (%s); retry %d/%d in %.2fs", c.base_url, last,
+                log.warning("chat request to %s failed (%s); retry %d/%d in %.2fs", self.url, last,
                             attempt + 1, c.max_retries, d)
                 self._sleep(d)
-        raise APIUnavailable(f"{c.base_url} unavailable after {c.max_retries + 1} attempts: {last}",
+        raise APIUnavailable(f"{self.url} unavailable after {c.max_retries + 1} attempts: {last}",
                              c.max_retries + 1, last)
 
     # -- public -------------------------------------------------------------------------
@@ -366,7 +504,8 @@ class ChatClient:
 
     def _key_for(self, messages, images, json_mode, temperature, max_tokens, **extra) -> str:
         c = self.config
-        return request_key(self.model, _check_messages(messages), list(images), json_mode=bool(json_mode),
+        return request_key(self.model, _check_messages(messages), list(images), endpoint=self.url,
+                           json_mode=bool(json_mode),
                            temperature=c.temperature if temperature is None else temperature,
                            max_tokens=c.max_tokens if max_tokens is None else max_tokens, **extra)
 
@@ -420,7 +559,7 @@ class ChatClient:
                     value = validate(extract_json(rec["text"]))
                     return value, self._account(ChatResult(rec["text"], dict(rec.get("usage") or {}), 0.0,
                                                            self.model, True))
-                except (ValueError, TypeError, KeyError):
+                except (ValueError, TypeError, KeyError, RecursionError):
                     log.warning("cached reply no longer validates; asking again")
         conv = list(msgs)
         usage = {"prompt_tokens": 0, "completion_tokens": 0}
@@ -432,7 +571,7 @@ class ChatClient:
             attempts += r.attempts
             try:
                 value = validate(extract_json(r.text))
-            except (ValueError, TypeError, KeyError) as e:
+            except (ValueError, TypeError, KeyError, RecursionError) as e:
                 err = str(e)[:300] or type(e).__name__
                 log.warning("malformed reply from %s (%s); %s", self.model, err,
                             "asking again" if i < format_retries else "giving up")
@@ -451,3 +590,28 @@ class ChatClient:
 
 class _Transient(Exception):
     pass
+
+
+def _parse_completion(resp) -> tuple[str, dict, str | None]:
+    """(text, usage, finish_reason) of a chat completion; _Transient when it is malformed."""
+    choices = getattr(resp, "choices", None)
+    if not choices or not isinstance(choices, list):
+        raise _Transient("reply without choices")
+    ch = choices[0]
+    msg = getattr(ch, "message", None)
+    if msg is None:
+        raise _Transient("reply without a message")
+    text = getattr(msg, "content", None)
+    if text is None:
+        text = ""
+    if not isinstance(text, str):
+        raise _Transient(f"message content is a {type(text).__name__}, not text")
+    u = getattr(resp, "usage", None)
+    usage = {}
+    for k in ("prompt_tokens", "completion_tokens"):
+        v = getattr(u, k, 0) or 0
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0:
+            raise _Transient(f"usage.{k} is not a count: {str(v)[:40]!r}")
+        usage[k] = int(v)
+    finish = getattr(ch, "finish_reason", None)
+    return text, usage, finish if isinstance(finish, str) else None

@@ -61,7 +61,7 @@ def run(args) -> int:
     print(f"[3/4] online PPO: {preset.train.num_updates} updates x {preset.train.trajectories_per_update} rollouts")
     train_with_progress(trainer, preset.train.num_updates, 0)
     print("[4/4] evaluate after RL")
-    from navrl.rollout.evaluate import difference_interval, evaluate as run_eval
+    from navrl.rollout.evaluate import evaluate as run_eval, paired_gain_interval
     trainer.policy.sample = False
     after = {}
     with bar("evaluate RL", len(suites) * n_eval * preset.train.max_steps) as adv:
@@ -74,7 +74,7 @@ def run(args) -> int:
     summary = {}
     for s in suites:
         a, b = after[s], before[s]
-        lo, hi = difference_interval(a.successes, a.n, b.successes, b.n)
+        lo, hi, _ = paired_gain_interval(a, b)   # same tasks before and after: paired interval
         summary[s] = {"sft": b.success_rate, "rl": a.success_rate, "episodes": a.n,
                       "gain_points": 100 * (a.success_rate - b.success_rate),
                       "gain_ci_points": [100 * lo, 100 * hi]}

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from navrl.cli.common import AGENTS, CLIError, make_planner
+from navrl.cli.common import AGENTS, FAULTS_HELP, CLIError, make_planner, parse_faults, prepare_out_dir
 
 
 def register(sub) -> None:
@@ -20,6 +20,8 @@ def register(sub) -> None:
     e.add_argument("--batch", type=int, default=64, help="episodes run side by side")
     e.add_argument("--out", default=None, help="where trajectories and results.json go (default runs/eval-<suite>)")
     e.add_argument("--frames", action="store_true", help="also save PNG frames")
+    e.add_argument("--overwrite", action="store_true", help="replace an evaluation already in OUT")
+    e.add_argument("--faults", default=None, metavar="NAME=RATE,...", help=FAULTS_HELP)
     from navrl.device.ray_farm import add_farm_arguments
     add_farm_arguments(e)
     e.set_defaults(fn=run)
@@ -28,7 +30,7 @@ def register(sub) -> None:
 def run(args) -> int:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from navrl.rollout.evaluate import evaluate
+    from navrl.rollout.evaluate import EvalAborted, evaluate
     from navrl.fileio import atomic_write_text
     from navrl.rollout.storage import save_trajectories
     from navrl.tasks.suites import suite_tasks
@@ -36,10 +38,14 @@ def run(args) -> int:
         raise CLIError("--episodes must be positive")
     if args.batch <= 0:
         raise CLIError("--batch must be positive")
+    faults = parse_faults(args.faults)
     if args.suite == "miniwob":
         return _run_web(args)
     planner = _policy(args.policy) if args.policy else make_planner(args.agent, args.seed)
     tasks = suite_tasks(args.suite, args.episodes, seed=args.seed)
+    if faults is not None:
+        tasks = [t.with_(faults=faults) for t in tasks]
+    out = prepare_out_dir(args.out or f"runs/eval-{args.suite}", overwrite=args.overwrite)
     farm = None
     if args.ray is not None:
         if args.hosts <= 0:
@@ -58,14 +64,18 @@ def run(args) -> int:
         try:
             res = evaluate(planner, args.suite, tasks=tasks, batch_size=args.batch, record_frames=args.frames,
                            progress=lambda k: prog.advance(bar, k), devices=farm)
+        except EvalAborted as e:   # e.g. HTTP 401: one line, exit 2, the finished episodes saved
+            save_trajectories(e.result.trajectories, out, frames=args.frames)
+            atomic_write_text(out / "results.json", json.dumps({**e.result.to_dict(), "aborted": str(e)}, indent=2))
+            raise CLIError(f"{e}; the {len(e.result.trajectories)} finished episodes are saved in {out}") from None
         finally:
             farm_stats = farm.stats() if farm is not None else None
             if farm is not None:
                 farm.close()
         prog.update(bar, completed=total_steps)
-    out = Path(args.out or f"runs/eval-{args.suite}")
     save_trajectories(res.trajectories, out, frames=args.frames)
     atomic_write_text(out / "results.json", json.dumps(res.to_dict(), indent=2))
+    res.require_measured()   # every episode masked: an outage, not 0% (exit 3)
     print(res.summary())
     if farm_stats is not None:
         print(f"device farm: {farm_stats['hosts']} hosts, {farm_stats['devices']} devices, "
@@ -105,12 +115,15 @@ def _run_web(args) -> int:
     if args.ray is not None:
         raise CLIError("--suite miniwob runs on the in-process browser pool: the Ray farm's observations do not "
                        "carry the page's reward, which the miniwob judge reads")
+    if args.faults is not None:
+        raise CLIError("--faults injects faults into the phone world; --suite miniwob runs in the browser")
     planner = (_policy(args.policy) if args.policy else
                ScriptedWebPlanner() if args.agent == "expert" else make_planner(args.agent, args.seed))
     try:
         tasks = miniwob_tasks(args.episodes, seed=args.seed)
     except TaskError as e:
         raise CLIError(str(e)) from None
+    out = prepare_out_dir(args.out or "runs/eval-miniwob", overwrite=args.overwrite)
     shots = "eager" if (args.frames or args.agent == "api") else "off"
     try:
         farm = make_device_factory(None, devices=min(args.batch, len(tasks)), backend=BrowserBackend(screenshots=shots))
@@ -125,9 +138,9 @@ def _run_web(args) -> int:
     finally:
         farm.close()
     res = summarize("miniwob", trajs)
-    out = Path(args.out or "runs/eval-miniwob")
     save_trajectories(res.trajectories, out, frames=args.frames)
     atomic_write_text(out / "results.json", json.dumps(res.to_dict(), indent=2))
+    res.require_measured()
     print(res.summary())
     print(f"trajectories: {out / 'trajectories.jsonl'}")
     return 0

@@ -5,7 +5,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from navrl.cli.common import CLIError
+from navrl.cli.common import CLIError, prepare_out_dir
 
 CONFIGS = Path(__file__).resolve().parents[1] / "experiments" / "configs"
 
@@ -18,6 +18,7 @@ def register(sub) -> None:
                    help="YAML (default src/navrl/experiments/configs/paper_table.yaml)")
     p.add_argument("--quick", action="store_true", help="tiny sizes: checks the plumbing, not the result")
     p.add_argument("--out", default="runs/paper-table")
+    p.add_argument("--overwrite", action="store_true", help="replace results already in OUT")
     p.set_defaults(fn=run)
 
 
@@ -30,6 +31,7 @@ def run(args) -> int:
         cfg = TableConfig.load(path)
     except ConfigError as e:
         raise CLIError(str(e)) from None
+    prepare_out_dir(args.out, overwrite=args.overwrite)
     cmd = "navrl " + " ".join(shlex.quote(a) for a in sys.argv[1:])
     md = run_paper_table(cfg, args.out, command=cmd)
     print(f"results: {md}")

@@ -3,8 +3,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from navrl.cli.common import AGENTS, make_planner, task_from_args
+from navrl.cli.common import AGENTS, FAULTS_HELP, make_planner, parse_faults, prepare_out_dir, task_from_args
 from navrl.report.filmstrip import trajectory_filmstrip
+
+
+PLAY_FILES = ("trajectories.jsonl", "frames", "filmstrip.png")
+"""What ``navrl play`` writes; a new play into the same folder replaces them (no stale frames)."""
 
 
 def register(sub) -> None:
@@ -17,7 +21,10 @@ def register(sub) -> None:
     pl.add_argument("--skin", choices=["ios", "android"])
     pl.add_argument("--no-perturb", action="store_true", help="clean world: no pop-ups, shuffles or loading")
     pl.add_argument("--seed", type=int, default=0, help="agent seed (random agent)")
-    pl.add_argument("--out", default="runs/play")
+    pl.add_argument("--out", default="runs/play",
+                    help="folder for frames, trajectory and filmstrip (an earlier play's files there are replaced)")
+    pl.add_argument("--overwrite", action="store_true", help="replace a run (training, evaluation) already in OUT")
+    pl.add_argument("--faults", default=None, metavar="NAME=RATE,...", help=FAULTS_HELP)
     pl.set_defaults(fn=run)
 
 
@@ -46,6 +53,11 @@ def play_episode(task, planner, out: Path, quiet: bool = False) -> Path:
 
 def run(args) -> int:
     task = task_from_args(args)
-    path = play_episode(task, make_planner(args.agent, args.seed), Path(args.out))
+    faults = parse_faults(args.faults)
+    if faults is not None:
+        task = task.with_(faults=faults)
+    planner = make_planner(args.agent, args.seed)
+    out = prepare_out_dir(args.out, overwrite=args.overwrite, replace_own=PLAY_FILES)
+    path = play_episode(task, planner, out)
     print(f"filmstrip: {path}")
     return 0

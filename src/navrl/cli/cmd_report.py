@@ -7,7 +7,7 @@ from navrl.cli.common import CLIError
 def register(sub) -> None:
     r = sub.add_parser("report", help="write RUN_DIR/report.html (curves, evaluation, filmstrips)")
     r.add_argument("run_dir")
-    r.add_argument("--out", default=None)
+    r.add_argument("--out", default=None, help="HTML file to write (default RUN_DIR/report.html)")
     r.set_defaults(fn=run)
 
 

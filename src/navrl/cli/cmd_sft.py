@@ -3,13 +3,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from navrl.cli.common import CLIError
+from navrl.cli.common import CLIError, prepare_out_dir
 
 
 def register(sub) -> None:
     s = sub.add_parser("sft", help="demonstrations from the expert + supervised fine-tuning")
     s.add_argument("--preset", default="demo", help="default | demo | quick")
     s.add_argument("--out", default="runs/sft")
+    s.add_argument("--overwrite", action="store_true", help="replace an SFT run already in OUT")
     s.add_argument("--seed", type=int, default=0)
     s.add_argument("--teacher", choices=["templates", "llm"], default="templates",
                    help="who writes reasoning and remaining plans (llm: NAVRL_API_* endpoint)")
@@ -45,8 +46,9 @@ def run(args) -> int:
         preset = get_preset(args.preset)
     except ConfigError as e:
         raise CLIError(str(e)) from None
-    out = Path(args.out)
-    policy, res = sft_with_progress(preset, out, make_teacher(args.teacher), args.seed)
+    teacher = make_teacher(args.teacher)
+    out = prepare_out_dir(args.out, overwrite=args.overwrite)
+    policy, res = sft_with_progress(preset, out, teacher, args.seed)
     print(f"SFT: {res.n_train} train / {res.n_heldout} held-out steps, held-out loss "
           f"{res.heldout_before:.3f} -> {res.heldout_after:.3f} in {res.seconds:.0f} s")
     print(f"policy: {out / 'sft.pt'}")

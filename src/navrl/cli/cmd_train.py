@@ -5,7 +5,7 @@ import json
 import signal
 from pathlib import Path
 
-from navrl.cli.common import CLIError
+from navrl.cli.common import FAULTS_HELP, CLIError, parse_faults, prepare_out_dir
 
 
 def register(sub) -> None:
@@ -14,6 +14,10 @@ def register(sub) -> None:
     t.add_argument("--init", help="SFT policy (sft.pt) to start from; required unless --resume")
     t.add_argument("--out", default="runs/train")
     t.add_argument("--resume", action="store_true", help="continue from OUT's last checkpoint")
+    t.add_argument("--overwrite", action="store_true", help="replace a run already in OUT")
+    t.add_argument("--max-masked-updates", type=int, default=None, metavar="N",
+                   help="stop after N updates in a row whose every rollout was masked (default 3; 0: never)")
+    t.add_argument("--faults", default=None, metavar="NAME=RATE,...", help=FAULTS_HELP)
     t.add_argument("--estimator", choices=["ppo", "ppo_terminal_only", "gigppo", "grpo", "gigpo"])
     t.add_argument("--reward", choices=["default", "cautionary"], help="reward table preset")
     t.add_argument("--updates", type=int, help="number of updates (overrides the preset)")
@@ -44,24 +48,37 @@ def parse_overrides(items: list[str]) -> dict:
     return out
 
 
+def progress_text(m: dict) -> str:
+    """The progress bar's line for one update's metrics (an all-masked update says so)."""
+    warm = "  (critic warm-up)" if m.get("policy_frozen") else ""
+    if m.get("success") is None:
+        return f"all {m.get('masked', 0)} rollouts masked (infrastructure){warm}"
+    return (f"success {100 * m['success']:.0f}%  return {m['mean_return']:+.2f}  "
+            f"len {m['episode_length']:.1f}{warm}")
+
+
 def train_with_progress(trainer, num_updates: int, evaluate_every: int, on_eval=None) -> None:
-    """Run updates with a progress bar; a checkpoint every N updates, on Ctrl-C and at the end."""
+    """Run updates with a progress bar; a checkpoint every N updates, on Ctrl-C and at the end.
+
+    Ctrl-C saves the state of the last *completed* update (a snapshot taken before each
+    update), never a half-updated one, so ``--resume`` reproduces the uninterrupted run.
+    An :class:`~navrl.errors.Outage` (too many fully masked updates) saves a checkpoint too."""
     from navrl.cli.progress import bar
+    from navrl.errors import Outage
     cfg = trainer.cfg
-    interrupted = {"flag": False}
 
     def handler(signum, frame):
-        interrupted["flag"] = True
         raise KeyboardInterrupt
     old = signal.signal(signal.SIGINT, handler)
+    snap = None
     try:
         with bar("online RL", num_updates) as adv:
             adv(trainer.update, None)
             while trainer.update < num_updates:
+                snap = trainer.checkpoint_bytes()
                 st = trainer.train_step()
-                m = st.metrics
-                adv(1, f"success {100 * m['success']:.0f}%  return {m['mean_return']:+.2f}  "
-                       f"len {m['episode_length']:.1f}{'  (critic warm-up)' if m['policy_frozen'] else ''}")
+                snap = None
+                adv(1, progress_text(st.metrics))
                 if trainer.update % cfg.checkpoint_every == 0:
                     trainer.save_checkpoint()
                 if evaluate_every and trainer.update % evaluate_every == 0 and trainer.update < num_updates:
@@ -69,8 +86,13 @@ def train_with_progress(trainer, num_updates: int, evaluate_every: int, on_eval=
                     if on_eval:
                         on_eval(trainer.update, res)
     except KeyboardInterrupt:
-        path = trainer.save_checkpoint()
-        print(f"interrupted: checkpoint saved to {path}; continue with --resume")
+        # mid-update: the live state is half-updated; save the snapshot of the last completed one
+        path = trainer.save_checkpoint(snapshot=snap if snap is not None and trainer.update == snap[0] else None)
+        print(f"interrupted: checkpoint of update {path.stem.split('_')[-1].lstrip('0') or 0} saved to {path}; "
+              "continue with --resume")
+        raise
+    except Outage:
+        trainer.save_checkpoint()
         raise
     finally:
         signal.signal(signal.SIGINT, old)
@@ -82,22 +104,31 @@ def make_trainer(args, preset, over: dict | None = None):
     from navrl.rl.config import ConfigError
     from navrl.rl.trainer import CheckpointError, Trainer, load_checkpoint_file
     out = Path(args.out)
+    if args.resume and args.overwrite:
+        raise CLIError("--resume and --overwrite exclude each other")
     try:
         if args.resume:
+            prepare_out_dir(out, resume=True)
             st = load_checkpoint_file(out)
             from navrl.rl.config import TrainConfig
-            cfg = TrainConfig.from_dict({**st["config"], **(over or {})})
+            saved = st.get("config") if isinstance(st.get("config"), dict) else {}
+            for k in ("estimator", "reward_preset"):
+                if k in (over or {}) and str((over or {})[k]) != str(saved.get(k)):
+                    raise CLIError(f"--resume: the run in {out} was trained with {k}={saved.get(k)}, not "
+                                   f"{(over or {})[k]}; start a new run (another --out) to change it")
+            cfg = TrainConfig.from_dict({**saved, **(over or {})})
             policy = load_policy(out)
             trainer = Trainer(policy, cfg, out, devices_factory=_devices(args, cfg.trajectories_per_update),
-                              sft_demos=_sft_demos(policy, cfg, preset))
-            trainer.load_checkpoint(out)
+                              sft_demos=_sft_demos(policy, cfg, preset), faults=parse_faults(args.faults))
+            trainer.resume(out)
             return trainer
         if not args.init:
             raise CLIError("--init SFT_POLICY is required (or --resume)")
         policy = load_policy(args.init)
+        prepare_out_dir(out, overwrite=args.overwrite, resumable=True)   # after every input is known good: --overwrite deletes
         return Trainer(policy, preset.train, out,
                        devices_factory=_devices(args, preset.train.trajectories_per_update),
-                       sft_demos=_sft_demos(policy, preset.train, preset))
+                       sft_demos=_sft_demos(policy, preset.train, preset), faults=parse_faults(args.faults))
     except (CheckpointError, ConfigError) as e:
         raise CLIError(str(e)) from None
 
@@ -132,6 +163,9 @@ def run(args) -> int:
         over["reward_preset"] = args.reward
     if args.updates is not None:
         over["num_updates"] = args.updates
+    if args.max_masked_updates is not None:
+        over["max_masked_updates"] = args.max_masked_updates
+    parse_faults(args.faults)
     try:
         preset = get_preset(args.preset, **over)
     except (ConfigError, TypeError, ValueError) as e:

@@ -1,6 +1,8 @@
 """Shared CLI helpers. Bad input raises CLIError: one line on stderr, exit code 2."""
 from __future__ import annotations
 
+from pathlib import Path
+
 EXIT_BAD_INPUT = 2
 
 
@@ -50,3 +52,107 @@ def make_planner(name: str, seed: int = 0, **kw):
         except ValueError as e:
             raise CLIError(str(e)) from None
     raise CLIError(f"unknown agent {name!r}; choose from {', '.join(AGENTS)}")
+
+
+# ---------------------------------------------------------------------- output locations
+RUN_FILES = ("metrics.jsonl", "checkpoints", "tb", "sft.pt", "sft.json", "results.json", "results.md", "results.csv",
+             "summary.json", "report.html", "filmstrips", "trajectories.jsonl", "frames", "filmstrip.png", "runs",
+             "sft", "rl", "success_vs_updates.png", "length_vs_updates.png")
+"""What navrl commands write into an ``--out`` directory (``--overwrite`` removes exactly these)."""
+RUN_MARKERS = ("metrics.jsonl", "checkpoints", "sft.pt", "results.json", "summary.json", "trajectories.jsonl")
+"""Any of these in a directory means it already holds a run."""
+
+
+def _probe_dir(p: Path, flag: str) -> None:
+    """Create ``p`` (and parents) and write a probe file in it; CLIError when that fails."""
+    import os
+    import tempfile
+    if p.exists() and not p.is_dir():
+        raise CLIError(f"{flag} {p} is a file, not a directory")
+    try:
+        p.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".navrl-probe-", dir=p)
+        os.close(fd)
+        os.unlink(tmp)
+    except OSError as e:
+        raise CLIError(f"{flag} {p} is not writable ({e.strerror or type(e).__name__})") from None
+
+
+def holds_run(p: Path) -> bool:
+    return p.is_dir() and any((p / m).exists() for m in RUN_MARKERS)
+
+
+def prepare_out_dir(path, *, resume: bool = False, overwrite: bool = False, replace_own: tuple[str, ...] = (),
+                    flag: str = "--out", resumable: bool = False) -> Path:
+    """Check an output directory before any work starts.
+
+    Refused (CLIError): a file, a place that cannot be written, a directory that already
+    holds a run unless ``resume`` or ``overwrite``. ``overwrite`` removes what navrl wrote
+    there (:data:`RUN_FILES`, nothing else). ``replace_own``: files this command may replace
+    without asking (``navrl play``'s frames and filmstrip), removed here so none go stale.
+    """
+    import shutil
+    from pathlib import Path
+    p = Path(path)
+    if resume and overwrite:
+        raise CLIError("--resume and --overwrite exclude each other")
+    _probe_dir(p, flag)
+    if holds_run(p) and not (resume or overwrite):
+        own = set(replace_own)
+        if not own or any((p / m).exists() for m in RUN_MARKERS if m not in own):
+            how = "--resume to continue it or --overwrite" if resumable else "another --out, or --overwrite"
+            raise CLIError(f"{flag} {p} already holds a run; use {how} to replace it")
+    if overwrite or replace_own:
+        for name in (RUN_FILES if overwrite else replace_own):
+            q = p / name
+            if q.is_dir() and not q.is_symlink():
+                shutil.rmtree(q)
+            elif q.exists() or q.is_symlink():
+                q.unlink()
+    return p
+
+
+def prepare_out_file(path, flag: str = "--out") -> Path:
+    """Check a file to be written: not a directory, its folder creatable and writable."""
+    from pathlib import Path
+    p = Path(path)
+    if p.is_dir():
+        raise CLIError(f"{flag} {p} is a directory, not a file")
+    _probe_dir(p.parent if str(p.parent) else Path("."), flag + " folder")
+    return p
+
+
+# ---------------------------------------------------------------------- fault injection
+FAULTS_HELP = ("inject infrastructure faults into the phone world, e.g. device_lost=0.1,app_never_loads=0.05 "
+               "(rates in [0, 1]; the episodes they hit are masked, never scored)")
+
+
+def parse_faults(spec: str | None):
+    """``--faults NAME=RATE[,NAME=RATE]`` -> FaultConfig (None when not given), validated with pydantic."""
+    if spec is None:
+        return None
+    from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+    from navrl.device.phone import FaultConfig
+
+    class _Rates(BaseModel):
+        model_config = ConfigDict(extra="forbid", strict=True)
+        device_lost: float = Field(0.0, ge=0.0, le=1.0, allow_inf_nan=False)
+        app_never_loads: float = Field(0.0, ge=0.0, le=1.0, allow_inf_nan=False)
+
+    raw: dict[str, float] = {}
+    for item in spec.split(","):
+        name, eq, val = item.strip().partition("=")
+        if not eq or not name:
+            raise CLIError(f"bad --faults item {item.strip()!r}: use NAME=RATE, e.g. device_lost=0.1")
+        try:
+            raw[name.strip()] = float(val)
+        except ValueError:
+            raise CLIError(f"bad --faults rate {val!r} for {name.strip()}: not a number") from None
+    try:
+        r = _Rates(**raw)
+    except ValidationError as e:
+        err = e.errors()[0]
+        where = ".".join(str(x) for x in err["loc"])
+        raise CLIError(f"bad --faults {where}: {err['msg']} (known: device_lost, app_never_loads; rates in [0, 1])") from None
+    return FaultConfig(app_never_loads=r.app_never_loads, device_lost=r.device_lost)

@@ -8,10 +8,17 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import logging
 import pkgutil
 import sys
+from pathlib import Path
 
 from navrl.cli.common import EXIT_BAD_INPUT, CLIError
+
+FILE_OUT = ("report", "synth-tasks")
+"""Commands whose ``--out`` is a file; every other ``--out`` is a directory."""
+EXIT_OUTAGE = 3
+"""Exit code when infrastructure failed for everything (nothing measured): not bad input."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -30,16 +37,51 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _input_errors() -> tuple[type[BaseException], ...]:
+    """The library's typed bad-input exceptions: one line and exit 2 wherever they surface."""
+    from navrl.api.client import APIRequestError
+    from navrl.rl.config import ConfigError
+    from navrl.rl.metrics import MetricsError
+    from navrl.tasks.spec import TaskError
+    errs: list[type[BaseException]] = [CLIError, ConfigError, TaskError, MetricsError, APIRequestError]
+    for mod, name in (("navrl.rl.trainer", "CheckpointError"), ("navrl.report.html", "ReportError")):
+        m = sys.modules.get(mod)   # only if loaded: importing them pulls in torch / matplotlib
+        if m is not None:
+            errs.append(getattr(m, name))
+    return tuple(errs)
+
+
+def _one_line(e: BaseException) -> str:
+    s = " ".join(str(e).split()) or type(e).__name__
+    return s if len(s) <= 400 else s[:397] + "..."
+
+
 def main(argv: list[str] | None = None) -> int:
+    if not logging.getLogger().handlers:
+        logging.basicConfig(format="navrl: %(levelname)s: %(message)s", level=logging.WARNING)
     args = build_parser().parse_args(argv)
+    from navrl.api.client import APIUnavailable
+    from navrl.errors import Outage
     try:
+        out = getattr(args, "out", None)
+        if out is not None:   # a file where a folder goes, or an unwritable place: refused before any work
+            from navrl.cli.common import prepare_out_file, _probe_dir
+            if args.cmd in FILE_OUT:
+                prepare_out_file(out)
+            else:
+                _probe_dir(Path(out), "--out")
         return int(args.fn(args) or 0)
-    except CLIError as e:
-        sys.stderr.write(f"navrl: error: {e}\n")
-        return EXIT_BAD_INPUT
+    except (Outage, APIUnavailable) as e:   # infrastructure, not bad input
+        sys.stderr.write(f"navrl: error: {_one_line(e)}\n")
+        return EXIT_OUTAGE
     except KeyboardInterrupt:
         sys.stderr.write("navrl: interrupted\n")
         return 130
+    except Exception as e:
+        if isinstance(e, _input_errors()):
+            sys.stderr.write(f"navrl: error: {_one_line(e)}\n")
+            return EXIT_BAD_INPUT
+        raise
 
 
 if __name__ == "__main__":

@@ -16,14 +16,43 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from navrl.experiments.pipeline import load_policy, run_sft
 from navrl.fileio import atomic_write_bytes, atomic_write_text
 from navrl.rl.config import ConfigError
 from navrl.rl.presets import get_preset
 from navrl.rl.trainer import Trainer
-from navrl.rollout.evaluate import evaluate
+from navrl.rollout.evaluate import evaluate, paired_counts, paired_difference_interval
 from navrl.tasks.suites import SUITES
+
+
+class _MethodFile(BaseModel):
+    """One ``methods:`` entry of the YAML, checked strictly (pydantic)."""
+    model_config = ConfigDict(extra="forbid", strict=True)
+    name: str = Field(min_length=1)
+    estimator: str = Field(min_length=1)
+    reward: str = "default"
+
+
+class _TableFile(BaseModel):
+    """The YAML file's schema: wrong types, unknown keys and out-of-range counts are errors."""
+    model_config = ConfigDict(extra="forbid", strict=True)
+    preset: str = "demo"
+    seed: int = 0
+    updates: int = Field(24, ge=1)
+    eval_at: list[int] = Field(default_factory=lambda: [0, 12, 24], min_length=1)
+    eval_episodes: int = Field(160, ge=1)
+    suites: list[str] = Field(default_factory=lambda: ["test-ios", "test-android", "test-unseen"], min_length=1)
+    methods: list[_MethodFile] = Field(min_length=1)
+
+
+def _first_error(e: ValidationError) -> str:
+    err = e.errors()[0]
+    loc = ".".join(str(x) for x in err["loc"]) or "file"
+    got = err.get("input")
+    shown = "" if isinstance(got, dict) else f", got {got!r:.60}"
+    return f"{loc}: {err['msg'][0].lower() + err['msg'][1:]}{shown}"
 
 
 @dataclass
@@ -48,20 +77,27 @@ class TableConfig:
         p = Path(path)
         try:
             raw = yaml.safe_load(p.read_text(encoding="utf-8"))
-        except (OSError, yaml.YAMLError) as e:
-            raise ConfigError(f"cannot read {p}: {e}") from None
+        except UnicodeDecodeError:
+            raise ConfigError(f"cannot read {p}: not a UTF-8 text file") from None
+        except OSError as e:
+            raise ConfigError(f"cannot read {p}: {e.strerror or e}") from None
+        except yaml.YAMLError as e:
+            mark = getattr(e, "problem_mark", None)
+            where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+            raise ConfigError(f"{p}: YAML syntax error{where}: {getattr(e, 'problem', None) or e}") from None
         if not isinstance(raw, dict):
-            raise ConfigError(f"{p}: expected a mapping")
-        known = {"preset", "seed", "updates", "eval_at", "eval_episodes", "suites", "methods"}
-        bad = sorted(set(raw) - known)
-        if bad:
-            raise ConfigError(f"{p}: unknown keys {bad}")
+            raise ConfigError(f"{p}: expected a mapping of settings, got {type(raw).__name__}")
         try:
-            methods = [Method(**m) for m in raw.pop("methods", [])]
-        except TypeError as e:
-            raise ConfigError(f"{p}: bad method entry ({e})") from None
-        cfg = TableConfig(**raw, methods=methods)
-        return cfg.validate()
+            f = _TableFile(**{str(k): v for k, v in raw.items()})
+        except ValidationError as e:
+            raise ConfigError(f"{p}: {_first_error(e)}") from None
+        cfg = TableConfig(preset=f.preset, seed=f.seed, updates=f.updates, eval_at=list(f.eval_at),
+                          eval_episodes=f.eval_episodes, suites=list(f.suites),
+                          methods=[Method(m.name, m.estimator, m.reward) for m in f.methods])
+        try:
+            return cfg.validate()
+        except ConfigError as e:
+            raise ConfigError(f"{p}: {e}") from None
 
     def validate(self) -> "TableConfig":
         if not self.methods:
@@ -70,7 +106,10 @@ class TableConfig:
             raise ConfigError("eval_at must lie in [0, updates] and include 0 (the SFT checkpoint)")
         for s in self.suites:
             if s not in SUITES:
-                raise ConfigError(f"unknown suite {s!r}")
+                raise ConfigError(f"unknown suite {s!r}; choose from {sorted(SUITES)}")
+        slugs = [_slug(m.name) for m in self.methods]
+        if len(set(slugs)) != len(slugs) or "sft" in slugs:
+            raise ConfigError("method names must be distinct (they name the run folders) and not 'SFT'")
         get_preset(self.preset)
         for m in self.methods:
             get_preset(self.preset, estimator=m.estimator, reward_preset=m.reward)
@@ -92,17 +131,23 @@ def run_paper_table(cfg: TableConfig, out: str | Path, command: str = "", log=pr
     run_sft(preset, out / "sft", seed=cfg.seed)
     sft_path = out / "sft" / "sft.pt"
     rows: list[dict] = []
+    outcomes: dict[tuple[str, int, str], dict[str, bool]] = {}   # per-task success, for paired comparisons
 
     def eval_row(method: str, update: int, policy) -> None:
         policy.sample = False
         for s in cfg.suites:
             r = evaluate(policy, s, cfg.eval_episodes, seed=cfg.seed + 7)
-            lo, hi = r.interval
-            rows.append({"method": method, "update": update, "suite": s, "success": r.success_rate,
-                         "ci_low": lo, "ci_high": hi, "n": r.n, "successes": r.successes,
-                         "mean_length": r.mean_length, "mean_return": r.mean_return, "masked": r.masked})
-            log(f"  {method:24s} @{update:3d} {s:13s} {100 * r.success_rate:5.1f}% "
-                f"[{100 * lo:.1f}-{100 * hi:.1f}] len {r.mean_length:.1f}")
+            outcomes[(method, update, s)] = r.successes_by_task()
+            d = r.to_dict()   # success, interval and means are None when every episode was masked
+            rows.append({"method": method, "update": update, "suite": s, "success": d["success"],
+                         "ci_low": d["ci_low"], "ci_high": d["ci_high"], "n": r.n, "successes": r.successes,
+                         "mean_length": d["mean_length"], "mean_return": d["mean_return"], "masked": r.masked})
+            if r.measured:
+                lo, hi = r.interval
+                log(f"  {method:24s} @{update:3d} {s:13s} {100 * r.success_rate:5.1f}% "
+                    f"[{100 * lo:.1f}-{100 * hi:.1f}] len {r.mean_length:.1f}")
+            else:
+                log(f"  {method:24s} @{update:3d} {s:13s} not measured: all {r.masked} episodes masked")
         policy.sample = True
 
     eval_row("SFT", 0, load_policy(sft_path))
@@ -117,15 +162,40 @@ def run_paper_table(cfg: TableConfig, out: str | Path, command: str = "", log=pr
                 eval_row(m.name, tr.update, tr.policy)
         tr.save_checkpoint()
     minutes = (time.perf_counter() - t0) / 60
-    write_outputs(cfg, rows, out, command=command, minutes=minutes)
+    write_outputs(cfg, rows, out, command=command, minutes=minutes,
+                  comparisons=paired_comparisons(cfg, outcomes))
     return out / "results.md"
+
+
+def paired_comparisons(cfg: TableConfig, outcomes: dict[tuple[str, int, str], dict[str, bool]]) -> list[dict]:
+    """Each method at its last evaluation vs SFT, and vs the first method, per suite: the
+    difference in success with Newcombe's paired interval (same tasks, matched by task id)."""
+    last = max(cfg.eval_at)
+    pairs = [(m.name, last, "SFT", 0) for m in cfg.methods]
+    if cfg.methods:
+        ref = cfg.methods[0].name
+        pairs += [(m.name, last, ref, last) for m in cfg.methods[1:]]
+    out = []
+    for name, u, other, uo in pairs:
+        for s in cfg.suites:
+            x, y = outcomes.get((name, u, s)), outcomes.get((other, uo, s))
+            if x is None or y is None:
+                continue
+            a, b, c, d = paired_counts(x, y)
+            n = a + b + c + d
+            lo, hi = paired_difference_interval(a, b, c, d)
+            out.append({"method": name, "update": u, "vs": other, "vs_update": uo, "suite": s, "tasks": n,
+                        "difference": (b - c) / n if n else None, "ci_low": lo if n else None,
+                        "ci_high": hi if n else None, "only_method": b, "only_vs": c})
+    return out
 
 
 def _slug(s: str) -> str:
     return "".join(c if c.isalnum() else "-" for c in s.lower()).strip("-")
 
 
-def write_outputs(cfg: TableConfig, rows: list[dict], out: Path, command: str = "", minutes: float = 0.0) -> None:
+def write_outputs(cfg: TableConfig, rows: list[dict], out: Path, command: str = "", minutes: float = 0.0,
+                  comparisons: list[dict] | None = None) -> None:
     out.mkdir(parents=True, exist_ok=True)
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=list(rows[0]))
@@ -133,9 +203,10 @@ def write_outputs(cfg: TableConfig, rows: list[dict], out: Path, command: str = 
     w.writerows(rows)
     atomic_write_text(out / "results.csv", buf.getvalue())
     atomic_write_text(out / "results.json", json.dumps({"config": _cfg_dict(cfg), "rows": rows,
+                                                        "comparisons": comparisons or [],
                                                         "commit": _git_commit(), "command": command,
                                                         "minutes": minutes}, indent=2))
-    atomic_write_text(out / "results.md", results_markdown(cfg, rows, command, minutes))
+    atomic_write_text(out / "results.md", results_markdown(cfg, rows, command, minutes, comparisons))
     _plots(cfg, rows, out)
 
 
@@ -145,7 +216,8 @@ def _cfg_dict(cfg: TableConfig) -> dict:
     return d
 
 
-def results_markdown(cfg: TableConfig, rows: list[dict], command: str, minutes: float) -> str:
+def results_markdown(cfg: TableConfig, rows: list[dict], command: str, minutes: float,
+                     comparisons: list[dict] | None = None) -> str:
     idx = {(r["method"], r["update"], r["suite"]): r for r in rows}
     lines = ["# Results: the transcript's table on the phone world", "",
              f"- command: `{command or 'navrl experiment paper-table'}`",
@@ -161,9 +233,22 @@ def results_markdown(cfg: TableConfig, rows: list[dict], command: str, minutes: 
         cells = []
         for s in cfg.suites:
             r = idx.get((name, u, s))
-            cells.append(f"{100 * r['success']:.1f} [{100 * r['ci_low']:.0f}-{100 * r['ci_high']:.0f}]" if r else "-")
+            cells.append("-" if not r else "all masked" if r["success"] is None else
+                         f"{100 * r['success']:.1f} [{100 * r['ci_low']:.0f}-{100 * r['ci_high']:.0f}]")
         r0 = idx.get((name, u, cfg.suites[0]))
-        lines.append(f"| {name} | {u} | " + " | ".join(cells) + f" | {r0['mean_length']:.1f} |" if r0 else "")
+        length = "-" if not r0 or r0["mean_length"] is None else f"{r0['mean_length']:.1f}"
+        lines.append(f"| {name} | {u} | " + " | ".join(cells) + f" | {length} |" if r0 else "")
+    if comparisons:
+        lines += ["", "Differences in success (points) on the same evaluation tasks, matched by task id, with "
+                  "Newcombe's paired 95% interval (1998, method 10); b / c = tasks only the first / only the "
+                  "second solved.", "",
+                  "| comparison | suite | tasks | difference | 95% CI | b / c |", "|---|---|---|---|---|---|"]
+        for c in comparisons:
+            if c["difference"] is None:
+                continue
+            lines.append(f"| {c['method']} @{c['update']} - {c['vs']} @{c['vs_update']} | {c['suite']} | {c['tasks']} "
+                         f"| {100 * c['difference']:+.1f} | {100 * c['ci_low']:+.1f} to {100 * c['ci_high']:+.1f} "
+                         f"| {c['only_method']} / {c['only_vs']} |")
     lines += ["", "![success vs updates](success_vs_updates.png)", "",
               "![episode length vs updates](length_vs_updates.png)", ""]
     return "\n".join(lines) + "\n"
@@ -179,8 +264,9 @@ def _plots(cfg: TableConfig, rows: list[dict], out: Path) -> None:
         for ax, s in zip(axes[0], cfg.suites):
             sft = next((r for r in rows if r["method"] == "SFT" and r["suite"] == s), None)
             for m in cfg.methods:
-                pts = [(0, sft[key])] if sft else []
-                pts += sorted((r["update"], r[key]) for r in rows if r["method"] == m.name and r["suite"] == s)
+                pts = [(0, sft[key])] if sft and sft[key] is not None else []
+                pts += sorted((r["update"], r[key]) for r in rows
+                              if r["method"] == m.name and r["suite"] == s and r[key] is not None)
                 if pts:
                     xs, ys = zip(*pts)
                     ys = [100 * y for y in ys] if key == "success" else ys

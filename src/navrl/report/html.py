@@ -17,7 +17,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from navrl.fileio import atomic_write_text  # noqa: E402
-from navrl.rl.metrics import read_metrics  # noqa: E402
+from navrl.rl.metrics import MetricsError, read_metrics  # noqa: E402
 
 
 class ReportError(ValueError):
@@ -54,13 +54,17 @@ def learning_curves(updates: list[dict], evals: list[dict]):
         ax.grid(alpha=0.3)
     ax = axes[6]
     suites = sorted({k for e in evals for k, v in e.items() if isinstance(v, dict) and "success" in v})
+    plotted = 0
     for s in suites:
-        pts = [(e["update"], 100 * e[s]["success"]) for e in evals if s in e]
-        ax.plot(*zip(*pts), marker="o", label=s)
+        pts = [(e["update"], 100 * e[s]["success"]) for e in evals
+               if isinstance(e.get(s), dict) and isinstance(e[s].get("success"), (int, float))]
+        if pts:
+            ax.plot(*zip(*pts), marker="o", label=s)
+            plotted += 1
     ax.set_title("evaluation success (%)")
     ax.set_xlabel("update")
     ax.grid(alpha=0.3)
-    if suites:
+    if plotted:
         ax.legend(fontsize=8)
     ax = axes[7]
     mf = [(u["update"], u.get("masked_fraction", 0)) for u in updates]
@@ -99,7 +103,10 @@ def build_report(run_dir: str | Path, out: str | Path | None = None) -> Path:
     run = Path(run_dir)
     if not run.is_dir():
         raise ReportError(f"no such run directory: {run}")
-    recs = read_metrics(run)
+    try:
+        recs = read_metrics(run)
+    except MetricsError as e:
+        raise ReportError(str(e)) from None
     updates = [r for r in recs if r.get("kind") == "update"]
     evals = [r for r in recs if r.get("kind") == "eval"]
     if not recs:
@@ -110,11 +117,7 @@ def build_report(run_dir: str | Path, out: str | Path | None = None) -> Path:
         parts.append(summary_table(summary))
     if evals:
         last = evals[-1]
-        rows = "".join(
-            f"<tr><td>{html.escape(s)}</td><td>{100 * v['success']:.1f}%</td><td>{v['successes']}/{v['n']}</td>"
-            f"<td>{100 * v['ci_low']:.1f}-{100 * v['ci_high']:.1f}</td><td>{v['mean_length']:.1f}</td>"
-            f"<td>{v['masked']}</td></tr>"
-            for s, v in last.items() if isinstance(v, dict) and "success" in v)
+        rows = "".join(_eval_row(s, v) for s, v in last.items() if isinstance(v, dict) and "success" in v)
         parts.append(f"<h2>Latest evaluation (after update {last['update']})</h2><table><tr><th>suite</th>"
                      f"<th>success</th><th>k/n</th><th>95% CI</th><th>mean length</th><th>masked</th></tr>{rows}</table>")
     parts.append(f'<h2>Learning curves</h2><img src="data:image/png;base64,{_png(learning_curves(updates, evals))}">')
@@ -127,5 +130,21 @@ def build_report(run_dir: str | Path, out: str | Path | None = None) -> Path:
              "td,th{border:1px solid #ccc;padding:4px 10px} img{max-width:100%}")
     page = f"<!doctype html><html><head><meta charset='utf-8'><title>navrl report</title><style>{style}</style></head><body>{''.join(parts)}</body></html>"
     path = Path(out) if out else run / "report.html"
-    atomic_write_text(path, page)
+    try:
+        atomic_write_text(path, page)
+    except OSError as e:
+        raise ReportError(f"cannot write {path}: {e.strerror or e}") from None
     return path
+
+
+def _eval_row(suite: str, v: dict) -> str:
+    """One evaluation table row; a suite whose every episode was masked says so (no 0%)."""
+    try:
+        if v.get("success") is None:
+            return (f"<tr><td>{html.escape(suite)}</td><td colspan='4'>no valid episodes: all "
+                    f"{int(v.get('masked', 0))} masked (infrastructure)</td><td>{int(v.get('masked', 0))}</td></tr>")
+        return (f"<tr><td>{html.escape(suite)}</td><td>{100 * v['success']:.1f}%</td><td>{v['successes']}/{v['n']}</td>"
+                f"<td>{100 * v['ci_low']:.1f}-{100 * v['ci_high']:.1f}</td><td>{v['mean_length']:.1f}</td>"
+                f"<td>{v['masked']}</td></tr>")
+    except (KeyError, TypeError, ValueError) as e:
+        raise ReportError(f"evaluation record of {suite!r} is malformed ({type(e).__name__}: {e})") from None

@@ -135,6 +135,10 @@ class TrainConfig:
     torch_threads: int = 1
     """Torch intra-op threads; 1 is fastest for the tiny planner on a shared 2-core machine."""
 
+    max_masked_updates: int = 3
+    """Stop the run (:class:`navrl.errors.Outage`, checkpoint saved) after this many updates in a
+    row whose every trajectory was masked: an outage is not training. 0 never stops."""
+
     def __post_init__(self) -> None:
         # Configs arrive from YAML/CLI as strings; keep unknown names for validate() to report.
         if isinstance(self.estimator, str) and not isinstance(self.estimator, AdvantageEstimator):
@@ -178,6 +182,7 @@ class TrainConfig:
         Raises:
             ConfigError: the first invalid value found.
         """
+        _check_types(self)
         ints_min = {
             "tasks_per_update": 1,
             "rollouts_per_task": 1,
@@ -228,7 +233,7 @@ class TrainConfig:
         if real("rollout_temperature") <= 0.0:
             raise ConfigError(f"rollout_temperature must be > 0, got {self.rollout_temperature}")
         for name, low in (("eval_every", 0), ("eval_episodes", 1), ("checkpoint_every", 1), ("torch_threads", 1),
-                          ("sft_batch_size", 1)):
+                          ("sft_batch_size", 1), ("max_masked_updates", 0)):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise ConfigError(f"{name} must be an int >= {low}, got {value!r}")
@@ -278,6 +283,31 @@ class TrainConfig:
     def field_docs(cls) -> dict[str, str]:
         """Field name -> its attribute docstring (for --help texts and generated docs)."""
         return dict(_attribute_docstrings(cls))
+
+
+@cache
+def _type_adapters() -> tuple[tuple[str, Any], ...]:
+    """A strict pydantic TypeAdapter per TrainConfig field (from its annotation)."""
+    import typing
+
+    from pydantic import TypeAdapter
+    hints = typing.get_type_hints(TrainConfig)
+    return tuple((f.name, TypeAdapter(hints[f.name])) for f in fields(TrainConfig) if f.name != "estimator")
+
+
+def _check_types(cfg: TrainConfig) -> None:
+    """Every field against its annotation with pydantic in strict mode ("3" is not an int,
+    True is not a number, a list of suites is not a float); estimator is checked by name."""
+    from pydantic import ValidationError
+    for name, adapter in _type_adapters():
+        value = getattr(cfg, name)
+        if name == "eval_suites" and isinstance(value, list):
+            value = tuple(value)
+        try:
+            adapter.validate_python(value, strict=True)
+        except ValidationError as e:
+            msg = e.errors()[0]["msg"]
+            raise ConfigError(f"{name}: {msg[0].lower() + msg[1:]}, got {value!r}") from None
 
 
 @cache

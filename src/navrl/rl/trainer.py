@@ -21,7 +21,8 @@ import torch
 from navrl.agent.grounders.accessibility import AccessibilityGrounder
 from navrl.agent.grounders.base import Grounder
 from navrl.agent.policy.base import Policy
-from navrl.device.phone import PerturbConfig
+from navrl.device.phone import FaultConfig, PerturbConfig
+from navrl.errors import Outage
 from navrl.rollout.evaluate import EvalResult, evaluate
 from navrl.fileio import atomic_write_bytes
 from navrl.judge.oracle import OracleJudge
@@ -50,7 +51,8 @@ class UpdateStats:
 
 class Trainer:
     def __init__(self, policy: Policy, cfg: TrainConfig, run_dir: str | Path, grounder: Grounder | None = None,
-                 devices_factory: Callable | None = None, log: bool = True, sft_demos: list[Demo] | None = None):
+                 devices_factory: Callable | None = None, log: bool = True, sft_demos: list[Demo] | None = None,
+                 faults: FaultConfig | None = None):
         cfg.validate()
         if cfg.sft_coef > 0 and not sft_demos:
             raise ConfigError("sft_coef > 0 needs the SFT demonstrations (Trainer(..., sft_demos=...))")
@@ -81,6 +83,10 @@ class Trainer:
         self.devices_factory = devices_factory
         self.logger = MetricsLogger(self.run_dir) if log else None
         self.masked_total = 0
+        self.masked_streak = 0
+        """Updates in a row whose every trajectory was masked."""
+        self.faults = faults
+        """Fault injection into the training rollouts' phone worlds (None: none)."""
 
     # ================================================================== one update
     def train_step(self, progress: Callable[[str, int, int], None] | None = None) -> UpdateStats:
@@ -95,6 +101,8 @@ class Trainer:
         cfg, pol = self.cfg, self.policy
         perturb = None if cfg.train_perturb else PerturbConfig.off()
         tasks = sample_tasks("train", cfg.tasks_per_update, self.rng, perturb=perturb)
+        if self.faults is not None:
+            tasks = [t.with_(faults=self.faults) for t in tasks]
         batch_tasks = [t for t in tasks for _ in range(cfg.rollouts_per_task)]
         groups = [g for g in range(len(tasks)) for _ in range(cfg.rollouts_per_task)]
         pol.sample, pol.temperature = True, cfg.rollout_temperature
@@ -109,6 +117,8 @@ class Trainer:
         cfg = self.cfg
         u = self.update
         tm = dict(tm or {})
+        if trajs and not any(t.valid for t in trajs):
+            return self._outage_update(trajs, tm)
         t1 = time.perf_counter()
         batch = Batch.from_trajectories(trajs)
         mask = batch.step_mask & batch.valid[:, None]
@@ -141,10 +151,31 @@ class Trainer:
         m.update(p_stats)
         m.update(policy_frozen=frozen, time=tm, samples=len(batch.samples))
         self.masked_total += m["masked"]
+        self.masked_streak = 0
         m["masked_total"] = self.masked_total
         rec = {"kind": "update", "update": self.update, **m}
         if self.logger:
             self.logger.log(rec)
+        return UpdateStats(self.update, rec)
+
+    def _outage_update(self, trajs, tm: dict) -> UpdateStats:
+        """Every trajectory masked: nothing is learned and nothing is reported as measured
+        (success, return and length are null, not 0); after ``max_masked_updates`` such updates
+        in a row :class:`Outage` is raised (the state is that of a completed update)."""
+        self.update += 1
+        self.masked_streak += 1
+        self.masked_total += len(trajs)
+        m = self._rollout_metrics(trajs)
+        m.update(all_masked=True, policy_frozen=self.cfg.policy_frozen(self.update - 1), time=tm, samples=0,
+                 masked_total=self.masked_total, masked_streak=self.masked_streak)
+        rec = {"kind": "update", "update": self.update, **m}
+        if self.logger:
+            self.logger.log(rec)
+        limit = self.cfg.max_masked_updates
+        if limit and self.masked_streak >= limit:
+            reasons = ", ".join(f"{k} {v}" for k, v in sorted(m["masked_reasons"].items()))
+            raise Outage(f"infrastructure outage: every trajectory of the last {self.masked_streak} updates was "
+                         f"masked (last update: {reasons}); stopped at update {self.update} (max_masked_updates={limit})")
         return UpdateStats(self.update, rec)
 
     # ================================================================== pieces
@@ -224,10 +255,11 @@ class Trainer:
     def _rollout_metrics(trajs) -> dict:
         valid = [t for t in trajs if t.valid]
         verdicts = Counter(s.verdict for t in valid for s in t.steps if s.verdict)
-        return {
-            "success": sum(t.success for t in valid) / max(1, len(valid)),
-            "mean_return": sum(t.total_reward for t in valid) / max(1, len(valid)),
-            "episode_length": sum(t.length for t in valid) / max(1, len(valid)),
+        n = len(valid)
+        return {   # None, not 0, when nothing valid was measured
+            "success": sum(t.success for t in valid) / n if n else None,
+            "mean_return": sum(t.total_reward for t in valid) / n if n else None,
+            "episode_length": sum(t.length for t in valid) / n if n else None,
             "masked": len(trajs) - len(valid),
             "masked_fraction": (len(trajs) - len(valid)) / max(1, len(trajs)),
             "masked_reasons": dict(Counter(t.invalid_reason for t in trajs if not t.valid)),
@@ -254,13 +286,22 @@ class Trainer:
                 "policy_kind": type(self.policy).__name__, "policy": self.policy.state_dict_all(),
                 "critic": self.critic.net.state_dict(), "opt_policy": self.opt_policy.state_dict(),
                 "opt_critic": self.opt_critic.state_dict(), "rng": self.rng.getstate(),
-                "torch_rng": torch.get_rng_state(), "masked_total": self.masked_total}
+                "torch_rng": torch.get_rng_state(), "masked_total": self.masked_total,
+                "masked_streak": self.masked_streak}
 
-    def save_checkpoint(self, path: str | Path | None = None) -> Path:
-        path = Path(path) if path else self.run_dir / "checkpoints" / f"update_{self.update:05d}.pt"
+    def checkpoint_bytes(self) -> tuple[int, bytes]:
+        """(update, serialized checkpoint) of the state right now: taken between updates, it is
+        what Ctrl-C in the middle of the next update saves (never the half-updated state)."""
         buf = io.BytesIO()
         torch.save(self.checkpoint_state(), buf)
-        atomic_write_bytes(path, buf.getvalue())
+        return self.update, buf.getvalue()
+
+    def save_checkpoint(self, path: str | Path | None = None, snapshot: tuple[int, bytes] | None = None) -> Path:
+        """Write the current state (or ``snapshot`` from :meth:`checkpoint_bytes`) atomically as
+        ``checkpoints/update_NNNNN.pt`` and point ``last.txt`` at it."""
+        update, data = snapshot if snapshot is not None else self.checkpoint_bytes()
+        path = Path(path) if path else self.run_dir / "checkpoints" / f"update_{update:05d}.pt"
+        atomic_write_bytes(path, data)
         atomic_write_bytes(self.run_dir / "checkpoints" / "last.txt", path.name.encode())
         return path
 
@@ -274,6 +315,14 @@ class Trainer:
         torch.set_rng_state(st["torch_rng"])
         self.update = int(st["update"])
         self.masked_total = int(st.get("masked_total", 0))
+        self.masked_streak = int(st.get("masked_streak", 0))
+
+    def resume(self, run_dir: str | Path | None = None) -> None:
+        """Continue this run from its last checkpoint: load it and cut ``metrics.jsonl`` back to
+        the checkpoint's update (records of updates after it, and a truncated last line, go)."""
+        self.load_checkpoint(run_dir or self.run_dir)
+        if self.logger:
+            self.logger.truncate_after(self.update)
 
 
 def load_checkpoint_file(path: str | Path) -> dict:

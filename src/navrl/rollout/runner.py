@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Callable, Generator
 
 from navrl.actions import ActionError, ActionKind
 from navrl.agent.grounders.base import Grounder, GroundingError
-from navrl.api.client import APIUnavailable
+from navrl.api.client import APIRequestError, APIUnavailable
 from navrl.agent.plan import UNPARSEABLE, parse_plan
 from navrl.agent.planner import Planner, PlannerContext
 from navrl.device.base import Device, DeviceError
@@ -114,6 +114,17 @@ class EpisodeRunner:
                 self._invalidate(ep, e.reason)
             tm["device"] += time.perf_counter() - t0
             eps.append(ep)
+        try:
+            self._loop(eps, on_step)
+        except APIRequestError as e:
+            # a rejected request (wrong key, bad request) ends the batch: hand the episodes that
+            # did finish to the caller on the exception, so none of them is lost
+            e.completed = [ep.traj for ep in eps if ep.done]  # type: ignore[attr-defined]
+            raise
+        return [ep.traj for ep in eps]
+
+    def _loop(self, eps: list[_Episode], on_step: Callable[[int], None] | None) -> None:
+        tm = self.timings
         while True:
             live = [ep for ep in eps if not ep.done]
             if not live:
@@ -150,7 +161,6 @@ class EpisodeRunner:
                         self._guard(ep, lambda g=gen, r=res: g.send(r))
                     if on_step is not None:
                         on_step(1)
-        return [ep.traj for ep in eps]
 
     def _guard(self, ep: _Episode, stage: Callable[[], object]) -> object | None:
         """Run one stage of an episode's step; infrastructure failures mask the episode."""

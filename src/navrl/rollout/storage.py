@@ -1,6 +1,7 @@
 """Save trajectories as JSONL plus PNG frames; load them back."""
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 from navrl.fileio import atomic_write_bytes, atomic_write_text
@@ -8,8 +9,14 @@ from navrl.rollout.records import Trajectory
 
 
 def save_trajectories(trajs: list[Trajectory], out_dir: str | Path, frames: bool = True) -> Path:
+    """Write ``trajectories.jsonl`` (atomically) and, with ``frames``, ``frames/NNNN/KK.png``.
+
+    Frames of an earlier save into the same directory are removed first: they would no
+    longer match the trajectories (a longer episode leaves stale frames behind)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    if (out / "frames").is_dir():
+        shutil.rmtree(out / "frames")
     if frames:
         for i, tr in enumerate(trajs):
             for k, png in enumerate(tr.frames):

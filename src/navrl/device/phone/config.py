@@ -42,6 +42,16 @@ class FaultConfig:
     lose_at_step: int | None = None
     """Deterministic fault for tests: the device is lost at this action index."""
 
+    def __post_init__(self) -> None:
+        import math
+        for name in ("app_never_loads", "device_lost"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or not 0.0 <= v <= 1.0:
+                raise ValueError(f"fault rate {name}={v!r} is not a number in [0, 1]")
+        if self.lose_at_step is not None and (isinstance(self.lose_at_step, bool)
+                                              or not isinstance(self.lose_at_step, int) or self.lose_at_step < 0):
+            raise ValueError(f"lose_at_step must be an int >= 0 or None, got {self.lose_at_step!r}")
+
     @property
     def any(self) -> bool:
         return self.app_never_loads > 0 or self.device_lost > 0 or self.lose_at_step is not None
