@@ -135,6 +135,12 @@ class TrainConfig:
     torch_threads: int = 1
     """Torch intra-op threads; 1 is fastest for the tiny planner on a shared 2-core machine."""
 
+    task_pool: int = 0
+    """0: every update draws fresh train tasks. N > 0: draw N task instances once and cycle
+    through them, tasks_per_update at a time, so each task group is revisited every
+    N / tasks_per_update updates (a planner that generalises across seeds learns its templates
+    from repeats; measured in docs/results/pointer_planner.md)."""
+
     max_masked_updates: int = 3
     """Stop the run (:class:`navrl.errors.Outage`, checkpoint saved) after this many updates in a
     row whose every trajectory was masked: an outage is not training. 0 never stops."""
@@ -193,6 +199,7 @@ class TrainConfig:
             "minibatch_size": 1,
             "gigppo_hidden_dim": 1,
             "critic_steps": 1,
+            "task_pool": 0,
         }
         for name, low in ints_min.items():
             value = getattr(self, name)

@@ -100,7 +100,7 @@ class Trainer:
         The judges score every step inside the runner (2. score)."""
         cfg, pol = self.cfg, self.policy
         perturb = None if cfg.train_perturb else PerturbConfig.off()
-        tasks = sample_tasks("train", cfg.tasks_per_update, self.rng, perturb=perturb)
+        tasks = self._next_tasks(perturb)
         if self.faults is not None:
             tasks = [t.with_(faults=self.faults) for t in tasks]
         batch_tasks = [t for t in tasks for _ in range(cfg.rollouts_per_task)]
@@ -111,6 +111,16 @@ class Trainer:
         trajs = self.runner.run(batch_tasks, devices=devices, groups=groups,
                                 on_step=(lambda k: progress("rollout", k, 0)) if progress else None)
         return trajs, self.runner.timings["judge"] - before
+
+    def _next_tasks(self, perturb):
+        """Fresh train tasks, or the next tasks_per_update of the fixed pool (cfg.task_pool)."""
+        cfg = self.cfg
+        if cfg.task_pool <= 0:
+            return sample_tasks("train", cfg.tasks_per_update, self.rng, perturb=perturb)
+        if not getattr(self, "_pool", None):
+            self._pool = sample_tasks("train", cfg.task_pool, random.Random(cfg.seed + 1), perturb=perturb)
+        k = (self.update * cfg.tasks_per_update) % len(self._pool)
+        return [self._pool[(k + i) % len(self._pool)] for i in range(cfg.tasks_per_update)]
 
     def learn(self, trajs, tm: dict | None = None, progress=None) -> UpdateStats:
         """3. advantages and 4. update from scored trajectories, then 5. log."""
