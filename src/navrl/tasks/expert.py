@@ -395,3 +395,21 @@ def _scratch_world(task: TaskSpec, world: PhoneWorld) -> PhoneWorld:
     scratch.restore(world.snapshot())
     scratch._fault_rng = copy.deepcopy(world._fault_rng)
     return scratch
+
+
+def expert_walk(task: TaskSpec):
+    """Play the expert on a fresh device of ``task``: yields ``(obs, step, memory)`` for every
+    step (the memory as it was when the step was chosen); asks are answered by the task's
+    hidden profile. Used to crawl screens (vocabularies, tokenizers)."""
+    world, mem = task.make_device(), Memory()
+    user = ProfileUser()
+    for _ in range(task.max_steps):
+        obs = world.observe()
+        s = expert_step(task, world, mem)
+        yield obs, s, mem.copy()
+        if s.intent[0] == "complete":
+            return
+        if s.intent[0] == "ask":
+            mem.qa.append((s.intent[1], user.answer(task, s.intent[1])))
+            continue
+        world.act(intent_action(obs, s.intent))

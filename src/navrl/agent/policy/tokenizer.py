@@ -45,28 +45,18 @@ def phone_world_corpus(n_tasks: int = 300, seed: int = 0) -> list[str]:
 def corpus_and_labels(n_tasks: int, seed: int) -> tuple[list[str], set[str]]:
     from navrl.agent.planner import ExpertPlanner, PlannerContext
     from navrl.agent.prompt import PromptConfig, build_prompt
-    from navrl.tasks.expert import Memory, expert_step, intent_action
+    from navrl.tasks.expert import expert_walk
     from navrl.tasks.suites import SUITES, suite_tasks
-    from navrl.tasks.user import ProfileUser
     texts: list[str] = []
     labels: set[str] = set()
-    user = ProfileUser()
     per = max(1, n_tasks // len(SUITES))
     for suite in SUITES:
         for task in suite_tasks(suite, per, seed=seed):
-            w, mem, hist = task.make_device(), Memory(), []
-            for _ in range(task.max_steps):
-                obs = w.observe()
+            hist: list[tuple[str, str]] = []
+            for obs, s, mem in expert_walk(task):
                 labels.update(n.label for n in obs.nodes if n.label)
                 texts.append(build_prompt(PlannerContext(task, obs, list(hist), "", list(mem.qa)),
                                           PromptConfig(max_history=3, include_reasoning=False, compact=True)))
-                s = expert_step(task, w, mem)
                 texts.append(s.text())
                 hist.append((s.reasoning, s.step))
-                if s.intent[0] == "complete":
-                    break
-                if s.intent[0] == "ask":
-                    mem.qa.append((s.intent[1], user.answer(task, s.intent[1])))
-                    continue
-                w.act(intent_action(obs, s.intent))
     return texts, labels

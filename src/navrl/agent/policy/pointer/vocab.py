@@ -44,26 +44,15 @@ def phone_world_vocabulary(n_tasks: int = 160, seed: int = 0, min_count: int = 2
     from collections import Counter
 
     from navrl.device.phone.world import PhoneWorld
-    from navrl.tasks.expert import Memory, expert_step, intent_action
+    from navrl.tasks.expert import expert_walk
     from navrl.tasks.suites import suite_tasks
-    from navrl.tasks.user import ProfileUser
     counts: Counter = Counter()
-    user = ProfileUser()
     for task in suite_tasks("train", n_tasks, seed=seed):
         counts.update(p.key for p in pieces(task.goal) if p.is_word)
-        w, mem = task.make_device(), Memory()
-        for _ in range(task.max_steps):
-            obs = w.observe()
+        for obs, _, _ in expert_walk(task):
             for n in obs.nodes:
                 counts.update(p.key for p in pieces(n.label) if p.is_word)
                 counts.update(p.key for p in pieces(n.value or "") if p.is_word)
-            s = expert_step(task, w, mem)
-            if s.intent[0] == "complete":
-                break
-            if s.intent[0] == "ask":
-                mem.qa.append((s.intent[1], user.answer(task, s.intent[1])))
-                continue
-            w.act(intent_action(obs, s.intent))
     ents = entity_words()
     apps = {p.key for name in PhoneWorld(seed=0).state.installed for p in pieces(name) if p.is_word}
     words = {k for k, c in counts.items() if c >= min_count and k not in ents}
