@@ -1,7 +1,7 @@
 """``navrl demo``: the main job on the embedded default (what ``make demo`` runs).
 
 SFT the preset's planner (the pointer planner for ``demo``) on clean single-app expert demonstrations, evaluate it, train it
-online with dense-reward PPO on the perturbed, multi-app train suite, evaluate again, and
+online with dense-reward RL (the preset's estimator) on the perturbed, multi-app train suite, evaluate again, and
 write the report. ``--expert-only`` plays one expert episode and writes its filmstrip.
 """
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 
 
 def register(sub) -> None:
-    d = sub.add_parser("demo", help="the main job: SFT, then online PPO, then the report")
+    d = sub.add_parser("demo", help="the main job: SFT, then online dense RL, then the report")
     d.add_argument("--out", default="runs/demo")
     d.add_argument("--preset", default="demo")
     d.add_argument("--seed", type=int, default=0)
@@ -58,7 +58,8 @@ def run(args) -> int:
 
     print("[2/4] evaluate after SFT")
     before = evaluate("SFT")
-    print(f"[3/4] online PPO: {preset.train.num_updates} updates x {preset.train.trajectories_per_update} rollouts")
+    print(f"[3/4] online RL ({preset.train.estimator}): {preset.train.num_updates} updates x "
+          f"{preset.train.trajectories_per_update} rollouts")
     train_with_progress(trainer, preset.train.num_updates, 0)
     print("[4/4] evaluate after RL")
     from navrl.rollout.evaluate import evaluate as run_eval, paired_gain_interval
