@@ -47,7 +47,8 @@ def run(args) -> int:
     print(f"      held-out loss {sres.heldout_before:.3f} -> {sres.heldout_after:.3f} ({sres.seconds:.0f} s, "
           f"{policy.n_params():,} parameters)")
 
-    trainer = Trainer(policy, preset.train, out / "rl")
+    # PPO-ptx (sft_coef > 0) keeps fitting the same demonstrations while RL learns
+    trainer = Trainer(policy, preset.train, out / "rl", sft_demos=sres.demos if preset.train.sft_coef > 0 else None)
 
     def evaluate(label: str) -> dict:
         with bar(f"evaluate {label}", len(suites) * n_eval * preset.train.max_steps) as adv:

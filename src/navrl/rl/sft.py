@@ -155,6 +155,8 @@ class SFTResult:
     n_dropped: int = 0
     """Demonstration steps the policy cannot express (left out, counted)."""
     seconds: float = 0.0
+    demos: list = field(default_factory=list, repr=False)
+    """The demonstrations trained on and held out (for PPO-ptx's supervised term)."""
 
 
 def _batches(demos: list[Demo], size: int, rng: random.Random | None) -> list[list[Demo]]:
@@ -223,7 +225,7 @@ def train_sft(policy: Policy, demos: list[Demo], cfg: SFTConfig,
     k = max(1, int(len(demos) * cfg.heldout_frac))
     held, train = [demos[i] for i in idx[:k]], [demos[i] for i in idx[k:]]
     res = SFTResult(heldout_loss(policy, held), 0.0, n_train=len(train), n_heldout=len(held),
-                    n_dropped=n_all - len(demos))
+                    n_dropped=n_all - len(demos), demos=list(demos))
     opt = torch.optim.AdamW(policy.policy_parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     total = cfg.epochs * ((len(train) + cfg.batch_size - 1) // cfg.batch_size)
     warm = max(1, total // 20)

@@ -56,7 +56,8 @@ class Trainer:
         cfg.validate()
         if cfg.sft_coef > 0 and not sft_demos:
             raise ConfigError("sft_coef > 0 needs the SFT demonstrations (Trainer(..., sft_demos=...))")
-        self.sft_demos = list(sft_demos or [])
+        # PPO-ptx fits only what the policy can express (a pointer planner drops a few steps)
+        self.sft_demos = [d for d in (sft_demos or []) if policy.encode_demo(d.prompt, d.target) is not None]
         torch.set_num_threads(cfg.torch_threads)
         self.policy, self.cfg = policy, cfg
         self.run_dir = Path(run_dir)
