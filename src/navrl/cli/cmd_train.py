@@ -10,7 +10,7 @@ from navrl.cli.common import FAULTS_HELP, CLIError, parse_faults, prepare_out_di
 
 def register(sub) -> None:
     t = sub.add_parser("train", help="online RL (PPO / GiGPPO / GRPO / GiGPO) from an SFT policy")
-    t.add_argument("--preset", default="demo", help="default | demo | quick")
+    t.add_argument("--preset", default="demo", help="default | demo (pointer planner) | demo-text | quick | quick-pointer")
     t.add_argument("--init", help="SFT policy (sft.pt) to start from; required unless --resume")
     t.add_argument("--out", default="runs/train")
     t.add_argument("--resume", action="store_true", help="continue from OUT's last checkpoint")

@@ -1,8 +1,9 @@
 """Named run presets: one place for the sizes of SFT, the tiny planner and online RL.
 
 ``default`` keeps DESIGN.md §5's values (16 tasks x 8 rollouts, 30 steps, 15 warm-up
-updates, critic LR x100) for real models; ``demo`` is sized to finish SFT + RL on a 2-core
-CPU within ``make demo``'s 15 minutes; ``quick`` checks the plumbing in seconds (tests).
+updates, critic LR x100) for real models; ``demo`` (the pointer planner) is sized to finish
+SFT + RL on a 2-core CPU within ``make demo``'s 15 minutes; ``demo-text`` is the same job with
+the tiny text planner; ``quick`` / ``quick-pointer`` check the plumbing in seconds (tests).
 """
 from __future__ import annotations
 
