@@ -100,14 +100,10 @@ def test_logprob_is_the_sum_of_factors_and_rescoring_agrees(trained, T):
     p, demos = trained
     p.sample, p.temperature = True, T
     prompts = _contexts(demos, 48)
-    ctxs_out = []
-    from navrl.agent.policy.pointer.model import collate  # noqa: F401  (import check)
-    for pr in prompts:
-        st = p.state(pr)
-        ctxs_out.append(st)
-    # plan() from prompts: rebuild outputs through the same forward as plan
+    states = [p.state(pr) for pr in prompts]
+    # sample decisions through the same forward pass plan() uses
     with torch.no_grad():
-        kind, arg, frame, logp, _, mask, _ = p._forward(ctxs_out, None, None, None, T, choose=True)
+        kind, arg, frame, logp, _, mask, _ = p._forward(states, None, None, None, T, choose=True)
     outs = [Decision(int(k), int(a), int(f)).ids() for k, a, f in zip(kind, arg, frame)]
     rec = [logp[i, :len(o)].tolist() for i, o in enumerate(outs)]
     sb = p.score(prompts, outs, temperature=T)
@@ -146,15 +142,18 @@ def test_nodes_that_do_not_accept_a_kind_are_never_chosen(vocab):
     prompt = p.prompt_text(_ctx(NODES))
     e = p.state(prompt)
     chosen = {k: set() for k in NODE_KINDS}
+    kinds_seen = set()
     for _ in range(60):
         with torch.no_grad():
             kind, arg, *_ = p._forward([e] * 32, None, None, None, 3.0, choose=True)
+        kinds_seen |= {KINDS[k] for k in kind.tolist()}
         for k, a in zip(kind.tolist(), arg.tolist()):
             if KINDS[k] in NODE_KINDS:
                 chosen[KINDS[k]].add(a)
     assert chosen["tap"] == {1, 2, 3}            # not the header, not the disabled Confirm, not plain text
     assert chosen["long_press"] == {3}
     assert chosen["swipe_left"] == {3} and chosen["swipe_right"] == {3}
+    assert "ask" not in kinds_seen and "type" in kinds_seen   # no question frame learnt: never asks
     # a kind with no legal node has probability 0
     e2 = p.state(p.prompt_text(_ctx([NODES[0], NODES[5]])))
     with torch.no_grad():

@@ -84,6 +84,7 @@ class Trainer:
         self.devices_factory = devices_factory
         self.logger = MetricsLogger(self.run_dir) if log else None
         self.masked_total = 0
+        self._pool: list | None = None   # cfg.task_pool's fixed tasks, drawn on first use
         self.masked_streak = 0
         """Updates in a row whose every trajectory was masked."""
         self.faults = faults
@@ -118,7 +119,7 @@ class Trainer:
         cfg = self.cfg
         if cfg.task_pool <= 0:
             return sample_tasks("train", cfg.tasks_per_update, self.rng, perturb=perturb)
-        if not getattr(self, "_pool", None):
+        if self._pool is None:
             self._pool = sample_tasks("train", cfg.task_pool, random.Random(cfg.seed + 1), perturb=perturb)
         k = (self.update * cfg.tasks_per_update) % len(self._pool)
         return [self._pool[(k + i) % len(self._pool)] for i in range(cfg.tasks_per_update)]

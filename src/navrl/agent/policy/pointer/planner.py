@@ -9,6 +9,7 @@ output's log-prob, and :meth:`score` recomputes exactly that from the stored pro
 """
 from __future__ import annotations
 
+import json
 from collections import OrderedDict
 from dataclasses import asdict
 
@@ -16,7 +17,7 @@ import torch
 
 from navrl.agent.planner import PlannerContext, PlannerOutput
 from navrl.agent.policy.base import Policy, ScoredBatch
-from navrl.agent.policy.pointer.features import (KIND_ID, KINDS, NODE_KINDS, Decision, Encoded, Vocab,
+from navrl.agent.policy.pointer.features import (KIND_ID, NODE_KINDS, Decision, Encoded, Vocab,
                                                  context_prompt, decision_for, encode, question_frame, render_text)
 from navrl.agent.policy.pointer.model import PointerConfig, PointerNet, collate
 
@@ -71,7 +72,6 @@ class PointerPlanner(Policy):
         """Learn the question frames ("What is your {}?") from the demonstrations' questions."""
         from navrl.agent.plan import parse_plan
         from navrl.agent.steps import parse_step
-        import json
         for dm in demos:
             plan = parse_plan(dm.target)
             c = parse_step(plan.step) if plan else None
@@ -142,6 +142,8 @@ class PointerPlanner(Policy):
             return pick
 
         all_rows = torch.ones(B, dtype=torch.bool)
+        if not self.frames:   # no question frame learnt yet: asking is not a legal decision
+            c.kind_mask[:, KIND_ID["ask"]] = False
         kind = factor(self.model.kind_logits(cls, c), kinds, 0, all_rows)
         is_node = torch.tensor([int(k) in _NODE_K for k in kind.tolist()])
         is_text = torch.tensor([int(k) in _USE for k in kind.tolist()])
@@ -180,11 +182,7 @@ class PointerPlanner(Policy):
         values = v.tolist() if v is not None else [None] * len(states)
         out = []
         for i, e in enumerate(states):
-            k = int(kind[i])
-            if KINDS[k] == "ask" and not self.frames:   # no frame learnt: cannot ask (masked at SFT)
-                d = Decision(KIND_ID["complete"])
-            else:
-                d = Decision(k, int(arg[i]), int(frame[i]))
+            d = Decision(int(kind[i]), int(arg[i]), int(frame[i]))
             n = len(d.ids())
             out.append(PlannerOutput(render_text(d, e, self.frames), token_ids=d.ids(),
                                      logprobs=[float(x) for x in logp[i, :n]], value=values[i], prompt=prompts[i]))

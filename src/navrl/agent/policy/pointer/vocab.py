@@ -33,8 +33,9 @@ def entity_words(seeds: int = 60) -> set[str]:
     out: set[str] = set()
     for name in templates():
         for s in range(seeds):
-            _param_words(make_task(name, 7919 * s + 13).params, out)
-            _param_words(make_task(name, 7919 * s + 13).profile, out)
+            task = make_task(name, 7919 * s + 13)
+            _param_words(task.params, out)
+            _param_words(task.profile, out)
     return out - STOPWORDS
 
 
