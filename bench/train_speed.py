@@ -1,5 +1,5 @@
 """Time per online-RL update at DESIGN.md's size: 16 tasks x 8 rollouts x <= 30 steps, split
-into rollout / judge / advantages / update — for the pointer planner (the `demo` preset's,
+into rollout / judge / advantages / update (the update includes the preset's PPO-ptx term) — for the pointer planner (the `demo` preset's,
 target <= 10 s per update on 2 cores) and, with `--text`, the tiny text planner (`demo-text`,
 target <= 60 s).
 
@@ -35,10 +35,10 @@ def main() -> None:
     cfg = replace(preset.train, tasks_per_update=16, rollouts_per_task=8, max_steps=30, critic_warmup_updates=1)
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()
-        policy, _ = run_sft(preset, tmp)
+        policy, sres = run_sft(preset, tmp)
         print(f"{name}: short SFT warm start {time.perf_counter() - t0:.0f} s ({policy.n_params():,} parameters), "
               f"{a.threads} torch threads")
-        tr = Trainer(policy, cfg, tmp, log=False)
+        tr = Trainer(policy, cfg, tmp, log=False, sft_demos=sres.demos if cfg.sft_coef > 0 else None)
         for _ in range(a.updates):
             t0 = time.perf_counter()
             m = tr.train_step().metrics
