@@ -210,3 +210,43 @@ def test_trajectories_round_trip_and_replay(tmp_path) -> None:
             assert w.observe().png == png
             if s.kind == "device" and s.action:
                 w.act(Action.from_text(s.action))
+
+
+class _NoShortcut(OracleJudge):
+    """The oracle judge that always replays the expert from the after-state."""
+
+    def _expert(self, task, snapshot, answers):
+        return super()._expert(task, snapshot, answers)[0], ()
+
+
+class _Mixed(Planner):
+    """The expert 70% of the time, a random step otherwise (seeded: two runs are identical)."""
+
+    def __init__(self, seed: int):
+        self.expert, self.random = ExpertPlanner(), RandomPlanner(seed)
+        import random
+        self.rng = random.Random(seed)
+
+    def plan(self, contexts):
+        return [(self.expert if self.rng.random() < 0.7 else self.random).plan([c])[0] for c in contexts]
+
+
+def test_oracle_one_fewer_after_the_experts_own_action_agrees_with_replaying_it() -> None:
+    """The judge skips replaying the expert after the agent took the expert's own next action
+    (remaining after = before - 1); on mixed expert/random rollouts with perturbations every
+    step's verdict and remaining-step counts equal a full replay's."""
+    tasks = suite_tasks("train", 24, seed=5) + suite_tasks("test-android", 8, seed=5)
+    runs = []
+    for judge in (OracleJudge(), _NoShortcut()):
+        r = EpisodeRunner(_Mixed(3), AccessibilityGrounder(), judge, judge, judge)
+        runs.append(r.run(tasks))
+    fast, full = runs
+    n_steps = n_shortcut = 0
+    for a, b in zip(fast, full):
+        assert [s.step for s in a.steps] == [s.step for s in b.steps]
+        assert [(s.verdict, s.reward) for s in a.steps] == [(s.verdict, s.reward) for s in b.steps]
+        assert a.success == b.success
+        for s in a.steps:
+            n_steps += 1
+            n_shortcut += "no progress" not in s.judge_reason and "progress" in s.judge_reason
+    assert n_steps > 150 and n_shortcut > 50

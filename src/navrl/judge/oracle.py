@@ -14,7 +14,7 @@ from collections import OrderedDict
 from navrl.device.phone import PhoneWorld
 from navrl.judge.base import AskJudge, Judgement, StepContext, StepJudge, TerminalContext, TerminalJudge
 from navrl.judge.verdicts import AskVerdict, EndReason, StepVerdict, TerminalVerdict
-from navrl.tasks.expert import remaining_steps
+from navrl.tasks.expert import expert_remaining
 from navrl.tasks.spec import Family, TaskSpec
 from navrl.tasks.user import UNKNOWN, ProfileUser
 
@@ -26,7 +26,8 @@ def _norm(s: str) -> str:
 
 
 class _Worlds:
-    """One scratch PhoneWorld per task, restored from snapshots (building one costs ~1 ms)."""
+    """One scratch PhoneWorld per task, restored from snapshots (building one costs ~1 ms).
+    Scratch worlds have no infrastructure faults: the oracle judges the agent, not the farm."""
 
     def __init__(self, size: int = 256):
         self.size = size
@@ -36,6 +37,7 @@ class _Worlds:
         w = self.cache.get(task.id)
         if w is None:
             w = task.make_device()
+            w.faults = type(w.faults)()
             self.cache[task.id] = w
             if len(self.cache) > self.size:
                 self.cache.popitem(last=False)
@@ -50,26 +52,42 @@ class OracleJudge(StepJudge, AskJudge, TerminalJudge):
     def __init__(self, cap: int = 60):
         self.cap = cap
         self.worlds = _Worlds()
-        self._remaining: OrderedDict[tuple, int] = OrderedDict()
+        self._remaining: OrderedDict[tuple, tuple[int, tuple[str, ...]]] = OrderedDict()
+        self._met: OrderedDict[tuple, bool] = OrderedDict()
         self.user = ProfileUser()
 
     # ------------------------------------------------------------------ helpers
     def remaining(self, task: TaskSpec, snapshot: bytes, answers: tuple) -> int:
+        """Steps the expert needs from ``snapshot`` (``cap`` when it can't finish)."""
+        return self._expert(task, snapshot, answers)[0]
+
+    def _expert(self, task: TaskSpec, snapshot: bytes, answers: tuple) -> tuple[int, tuple[str, ...]]:
+        """(remaining steps, the expert's next device actions as text) from ``snapshot``."""
         key = (task.id, hash(snapshot), answers)
         r = self._remaining.get(key)
         if r is None:
             from navrl.tasks.expert import Memory
             w = self.worlds.at(task, snapshot)
-            r = remaining_steps(task, w, Memory([("", a) for a in answers]), cap=self.cap)
-            self._remaining[key] = r
-            if len(self._remaining) > 50_000:
-                self._remaining.popitem(last=False)
+            n, path = expert_remaining(task, w, Memory([("", a) for a in answers]), cap=self.cap)
+            r = self._remember(key, n, tuple(a.to_text() for a in path))
         return r
+
+    def _remember(self, key: tuple, n: int, path: tuple[str, ...]) -> tuple[int, tuple[str, ...]]:
+        self._remaining[key] = (n, path)
+        if len(self._remaining) > 50_000:
+            self._remaining.popitem(last=False)
+        return n, path
 
     def goal_met(self, task: TaskSpec, snapshot: bytes) -> bool:
         if task.family is Family.ANSWER:
             return False   # an answer task is done only by answering
-        return task.check(self.worlds.at(task, snapshot))
+        key = (task.id, hash(snapshot))
+        met = self._met.get(key)
+        if met is None:
+            met = self._met[key] = task.check(self.worlds.at(task, snapshot))
+            if len(self._met) > 50_000:
+                self._met.popitem(last=False)
+        return met
 
     @staticmethod
     def hallucinated(ctx: StepContext) -> str | None:
@@ -98,8 +116,13 @@ class OracleJudge(StepJudge, AskJudge, TerminalJudge):
             if h.action == act and h.screen_hash == ctx.screen_hash and h.verdict == StepVerdict.FAIL.value:
                 return Judgement(StepVerdict.FAIL, "repeats an action that already failed on this screen")
         answers = tuple(ctx.memory.answers())
-        r0 = self.remaining(task, ctx.device_before, answers)
-        r1 = self.remaining(task, ctx.device_after, answers)
+        r0, path = self._expert(task, ctx.device_before, answers)
+        if path and act == path[0]:
+            # the expert is deterministic: after its own next action it needs one step fewer and
+            # goes on as planned (no replay along the path the agent shares with the expert)
+            r1, _ = self._remember((task.id, hash(ctx.device_after), answers), r0 - 1, path[1:])
+        else:
+            r1 = self.remaining(task, ctx.device_after, answers)
         info = {"remaining_before": r0, "remaining_after": r1}
         if r1 >= r0:
             return Judgement(StepVerdict.FAIL, "no progress", info)

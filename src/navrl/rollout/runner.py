@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import time
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Generator
 
@@ -75,6 +76,7 @@ class EpisodeRunner:
         self.rewards = rewards
         self.cfg = config or RunnerConfig()
         self.timings = {"device": 0.0, "planner": 0.0, "grounder": 0.0, "judge": 0.0, "total": 0.0}
+        self._phash: OrderedDict[tuple[str, str], int] = OrderedDict()
 
     def run(self, tasks: list[TaskSpec], devices: "list[Device] | DeviceFarm | None" = None,
             groups: list[int] | None = None, on_step: Callable[[int], None] | None = None) -> list[Trajectory]:
@@ -175,6 +177,18 @@ class EpisodeRunner:
         return None
 
     # ------------------------------------------------------------------ one step
+    def _screen_phash(self, obs: Observation, shash: str) -> int:
+        """The screen's perceptual hash, once per distinct screen (sibling rollouts revisit the
+        same screens; rendering and hashing one costs ~2 ms)."""
+        key = (obs.platform or "", shash)
+        h = self._phash.get(key)
+        if h is None:
+            from navrl.rl.gigppo import phash64
+            h = self._phash[key] = phash64(obs.screenshot)
+            if len(self._phash) > 20_000:
+                self._phash.popitem(last=False)
+        return h
+
     def _snap(self, dev: Device) -> object | None:
         return dev.snapshot() if self._wants_snapshots() else None
 
@@ -195,8 +209,7 @@ class EpisodeRunner:
         if self.cfg.record_frames:
             ep.traj.frames.append(obs.png)
         if self.cfg.phash:
-            from navrl.rl.gigppo import phash64
-            st.phash = phash64(obs.screenshot)
+            st.phash = self._screen_phash(obs, shash)
         ep.traj.steps.append(st)
         ep.traj.cost += float(st.usage.get("cost", 0.0) or 0.0)
         ep.screens = (ep.screens + [obs])[-3:]

@@ -376,14 +376,31 @@ def remaining_steps(task: TaskSpec, world: PhoneWorld, memory: Memory | None = N
 
     Runs on a scratch copy, so ``world`` is untouched. ``cap`` when the expert can't finish.
     """
-    scratch = _scratch_world(task, world)
+    return expert_remaining(task, _scratch_world(task, world), memory, cap)[0]
+
+
+def expert_remaining(task: TaskSpec, scratch: PhoneWorld, memory: Memory | None = None,
+                     cap: int = 60) -> tuple[int, tuple[Action, ...]]:
+    """:func:`remaining_steps` played on ``scratch`` itself (it is changed: pass a copy
+    without infrastructure faults), and the expert's device actions on its way up to its
+    first ask or complete (empty when it can't finish). The expert is deterministic, so the
+    state its first action leads to needs exactly one step fewer, and so on down the path."""
+    path: list[Action] = []
+    open_path = [True]
+
+    def follow(s: ExpertStep, obs: Observation) -> None:
+        if open_path[0]:
+            if s.intent[0] in ("ask", "complete"):
+                open_path[0] = False
+            else:
+                path.append(intent_action(obs, s.intent))
     try:
-        run = run_expert(task, scratch, (memory or Memory()).copy(), max_steps=cap)
+        run = run_expert(task, scratch, (memory or Memory()).copy(), max_steps=cap, on_step=follow)
     except ExpertStuck:      # the agent made the task impossible (e.g. deleted what it needed)
-        return cap
+        return cap, ()
     if not (run.success or run.blocked):
-        return cap
-    return len(run.steps)
+        return cap, ()
+    return len(run.steps), tuple(path)
 
 
 def _scratch_world(task: TaskSpec, world: PhoneWorld) -> PhoneWorld:

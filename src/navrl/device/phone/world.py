@@ -107,6 +107,9 @@ class PhoneWorld(Device):
     def observe(self) -> Observation:
         self._check_alive()
         frame = self.frame()
+        cached = self.__dict__.get("_observed")
+        if cached is not None and cached[0] is frame:
+            return cached[1]      # nothing changed since the last look (the expert looks often)
         els = frame.elements[-frame.n_modal:] if frame.modal else frame.elements
         nodes = tuple(
             UINode(e.node_id, e.role, e.label, e.bounds, e.enabled, e.focused, e.value,
@@ -114,8 +117,10 @@ class PhoneWorld(Device):
                                                 ("long_press", e.on_long_press), ("swipe", e.on_swipe)) if h))
             for e in els if e.role is not None)
         skin = self.skin
-        return Observation(nodes=nodes, app=self.state.fg, screen_size=(skin.width, skin.height),
-                           platform=skin.name, render=lambda f=frame: render(f, skin.accent, skin.name))
+        obs = Observation(nodes=nodes, app=self.state.fg, screen_size=(skin.width, skin.height),
+                          platform=skin.name, render=lambda f=frame: render(f, skin.accent, skin.name))
+        self._observed = (frame, obs)
+        return obs
 
     def screenshot(self) -> Image.Image:
         return render(self.frame(), self.skin.accent, self.skin.name)

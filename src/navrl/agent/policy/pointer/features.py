@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import json
 import re
+import zlib
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from navrl.agent.policy.pointer.text import (Piece, STOPWORDS, alignment, content_keys, norm, pieces, span_text,
                                              spans, trigrams)
@@ -111,12 +113,18 @@ class Encoded:
 
 
 class Vocab:
-    """Word -> id. 0 is padding, 1..V the UI words and punctuation, then placeholders."""
+    """Word -> id. 0 is padding, 1..V the UI words and punctuation, then placeholders.
+
+    Also memoises the per-label work of :func:`encode` that does not depend on the rest of
+    the state (alignment against the goal and answers): screens repeat the same labels across
+    steps and sibling rollouts."""
 
     def __init__(self, words):
         from navrl.agent.policy.pointer.vocab import PUNCTUATION
         self.words = list(dict.fromkeys(list(words) + list(PUNCTUATION)))
         self.index = {w: i + 1 for i, w in enumerate(self.words)}
+        self._tri: dict[str, frozenset[str]] = {}
+        self._align: dict[tuple[str, str, str, str], tuple[float, ...]] = {}
 
     @property
     def size(self) -> int:
@@ -124,6 +132,66 @@ class Vocab:
 
     def ids(self) -> "_Ids":
         return _Ids(self)
+
+    def abstract_trigrams(self, text: str, max_pieces: int | None = None) -> frozenset[str]:
+        """Character trigrams of ``text`` with every entity piece replaced by one character of
+        its own: fuzzy matching of UI words ("Add to Bag" ~ "Add to cart") without reading an
+        entity's spelling (two texts share an entity's trigrams only if both contain it)."""
+        key = text if max_pieces is None else f"{max_pieces}\x00{text}"
+        t = self._tri.get(key)
+        if t is None:
+            ps = pieces(text)[:max_pieces]
+            t = frozenset(trigrams(" ".join(p.key if p.key in self.index else _entity_char(p.key) for p in ps)))
+            if len(self._tri) > 200_000:
+                self._tri.clear()
+            self._tri[key] = t
+        return t
+
+    def node_alignment(self, label: str, value: str, goal: str, answers: str) -> tuple[float, ...]:
+        """A node's 9 alignment features: its label against the goal (5: exact, contained,
+        share, Jaccard, trigram share) and the answers (3), and its value's share against the goal."""
+        key = (label, value, goal, answers)
+        f = self._align.get(key)
+        if f is None:
+            goal_keys, goal_tri = content_keys(pieces(goal)), self.abstract_trigrams(goal)
+            ltri = self.abstract_trigrams(label, MAX_NODE_PIECES)
+            out = alignment(label, goal, goal_keys, goal_tri, ltri)
+            if answers:
+                out += alignment(label, answers, content_keys(pieces(answers)), self.abstract_trigrams(answers),
+                                 ltri)[:3]
+            else:
+                out += [0.0, 0.0, 0.0]
+            out.append(alignment(value, goal, goal_keys, goal_tri, self.abstract_trigrams(value, MAX_NODE_PIECES))[2]
+                       if value else 0.0)
+            f = tuple(out)
+            if len(self._align) > 200_000:
+                self._align.clear()
+            self._align[key] = f
+        return f
+
+
+def _entity_char(key: str) -> str:
+    # a stable character per entity (crc32: Python's str hash is salted per process)
+    return chr(0xF0000 + zlib.crc32(key.encode()) % 0xFFF0)
+
+
+@lru_cache(maxsize=100_000)
+def _node_keys(label: str, value: str) -> frozenset[str]:
+    """Content keys of a node's (cut) label and value: what the node x goal match matrix uses."""
+    ps = pieces(label)[:MAX_NODE_PIECES] + pieces(value)[:MAX_NODE_PIECES]
+    return frozenset(p.key for p in ps if (p.is_word and p.key not in STOPWORDS) or p.is_number)
+
+
+@lru_cache(maxsize=100_000)
+def _span_cands(src: int, s: str, max_span: int) -> tuple[tuple[int, int, str, tuple, tuple], ...]:
+    """On-screen text candidates of one label or value: (first piece, last piece, text,
+    features, usable by type/answer/ask)."""
+    ps = pieces(s)[:MAX_NODE_PIECES]
+    out = []
+    for a, b in spans(ps, max_span):
+        txt = span_text(s, ps, a, b)
+        out.append((a, b, txt, tuple(_cand_feats(src, txt, ps, a, b, quoted=False)), (False, _answerable(txt), False)))
+    return tuple(out)
 
 
 class _Ids:
@@ -145,6 +213,7 @@ class _Ids:
 _QUOTED = re.compile(r'"([^"]+)"')
 
 
+@lru_cache(maxsize=20_000)
 def _step_kind_target(step: str) -> tuple[int, str]:
     from navrl.agent.steps import parse_step
     c = parse_step(step)
@@ -200,13 +269,7 @@ def encode(prompt: str, vocab: Vocab) -> Encoded:
         hist_feats.append([float(norm(tgt) in labels_now and bool(tgt)), min(rep, 4) / 4.0,
                            (len(hist[-MAX_HIST:]) - j) / MAX_HIST])
     # --- nodes
-    def abstract_tri(ps: list[Piece]) -> set[str]:
-        # character trigrams over text whose entities are replaced by their placeholder: fuzzy
-        # matching of UI words ("Add to Bag" ~ "Add to cart") without reading entity spelling
-        return trigrams(" ".join(p.key if p.key in vocab.index else chr(0x3400 + ids(p) - vocab.size) for p in ps))
-    goal_keys, goal_tri = content_keys(gp), abstract_tri(gp)
     ans_all = " ".join(ans_texts)
-    ans_keys, ans_tri = content_keys(pieces(ans_all)), abstract_tri(pieces(ans_all))
     node_role, node_label_ids, node_value_ids, node_feats, node_labels, node_accept = [], [], [], [], [], []
     match_ctx, match_hist, scr_ids, scr_node, scr_pos = [], [], [], [], []
     cands: list[Cand] = []
@@ -229,14 +292,11 @@ def encode(prompt: str, vocab: Vocab) -> Encoded:
         f = [float(enabled), float(focused), float(bool(value)), float("t" in acts), float("l" in acts),
              float("s" in acts), float(not label), x0, y0, x1, y1, (x0 + x1) / 2, (y0 + y1) / 2,
              min(len(lp), 12) / 12.0]
-        ltri = abstract_tri(lp)
-        f += alignment(label, goal, goal_keys, goal_tri, ltri)
-        f += alignment(label, ans_all, ans_keys, ans_tri, ltri)[:3] if ans_all else [0.0, 0.0, 0.0]
-        f += [alignment(value, goal, goal_keys, goal_tri, abstract_tri(vp))[2] if value else 0.0,
-              float(bool(in_hist)), float(bool(hist_targets) and hist_targets[-1] == lab_n and bool(lab_n)),
+        f += vocab.node_alignment(label, value, goal, ans_all)
+        f += [float(bool(in_hist)), float(bool(hist_targets) and hist_targets[-1] == lab_n and bool(lab_n)),
               min(i, 95) / 95.0, float(app.lower() == lab_n)]
         node_feats.append(f)
-        lkeys = {p.key for p in lp + vp if (p.is_word and p.key not in STOPWORDS) or p.is_number}
+        lkeys = _node_keys(label, value)
         for c, key in enumerate(ctx_key):
             if key in lkeys:
                 match_ctx.append((i, c))
@@ -251,19 +311,13 @@ def encode(prompt: str, vocab: Vocab) -> Encoded:
                 scr_ids.append(ids(p))
                 scr_node.append(i)
                 scr_pos.append(min(k, 31))
-            for a, bb in spans(ps, MAX_SPAN_SCREEN):
-                txt = span_text(s, ps, a, bb)
-                cands.append(Cand(src, txt, row0 + a, row0 + bb, _cand_feats(src, txt, ps, a, bb, quoted=False),
-                                  (False, _answerable(txt), False)))
+            for a, bb, txt, feats, usable in _span_cands(src, s, MAX_SPAN_SCREEN):
+                cands.append(Cand(src, txt, row0 + a, row0 + bb, feats, usable))
     # --- goal/answer candidates
     for si, r0, n in ctx_rows:
-        seg, s, ps = ctx_src[si]
-        ps = ps[:n]
-        for a, bb in spans(ps, MAX_SPAN_CTX):
-            txt = span_text(s, ps, a, bb)
-            q = seg == 0 and any(ps[a].start == qa and ps[bb].end == qb for qa, qb in quoted)
-            cands.append(Cand(seg, txt, r0 + a, r0 + bb, _cand_feats(seg, txt, ps, a, bb, q),
-                              (True, _answerable(txt), seg == 0)))
+        seg, s, _ = ctx_src[si]
+        for a, bb, txt, feats, usable in _ctx_cands(seg, s, n):
+            cands.append(Cand(seg, txt, r0 + a, r0 + bb, feats, usable))
     fixed_row0 = scr_row0 + len(scr_ids)
     for k, word in enumerate(FIXED_ANSWERS):
         cands.append(Cand(4, word, fixed_row0 + k, fixed_row0 + k, _cand_feats(4, word, [], 0, 0, False),
@@ -276,6 +330,19 @@ def encode(prompt: str, vocab: Vocab) -> Encoded:
     return Encoded(goal, ctx_ids, ctx_seg, ctx_pos, ctx_feats, hist_kind, hist_ids, hist_feats, glob, node_role,
                    node_label_ids, node_value_ids, node_feats, node_labels, node_accept, match_ctx, match_hist,
                    scr_ids, scr_node, scr_pos, kind_mask, cands)
+
+
+@lru_cache(maxsize=20_000)
+def _ctx_cands(seg: int, s: str, n: int) -> tuple[tuple[int, int, str, tuple, tuple], ...]:
+    """Text candidates of the goal (``seg`` 0) or an answer (1), over its first ``n`` pieces."""
+    ps = pieces(s)[:n]
+    quoted = [(m.start(1), m.end(1)) for m in _QUOTED.finditer(s)] if seg == 0 else []
+    out = []
+    for a, b in spans(ps, MAX_SPAN_CTX):
+        txt = span_text(s, ps, a, b)
+        q = any(ps[a].start == qa and ps[b].end == qb for qa, qb in quoted)
+        out.append((a, b, txt, tuple(_cand_feats(seg, txt, ps, a, b, q)), (True, _answerable(txt), seg == 0)))
+    return tuple(out)
 
 
 def _answerable(txt: str) -> bool:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 _PIECE = re.compile(r"[A-Za-z]+|\d+|[^\sA-Za-z\d]")
 
@@ -42,11 +43,13 @@ class Piece:
         return self.text[0].isdigit()
 
 
-def pieces(s: str) -> list[Piece]:
-    return [Piece(m.group(0), m.start(), m.end()) for m in _PIECE.finditer(s or "")]
+@lru_cache(maxsize=200_000)
+def pieces(s: str) -> tuple[Piece, ...]:
+    """The pieces of ``s`` (memoised: screens repeat the same labels across steps and rollouts)."""
+    return tuple(Piece(m.group(0), m.start(), m.end()) for m in _PIECE.finditer(s or ""))
 
 
-def content_keys(ps: list[Piece]) -> set[str]:
+def content_keys(ps: "tuple[Piece, ...] | list[Piece]") -> set[str]:
     """Keys of the pieces that carry meaning: words that are not stopwords, and numbers."""
     return {p.key for p in ps if (p.is_word and p.key not in STOPWORDS) or p.is_number}
 
@@ -83,7 +86,7 @@ def alignment(text: str, other: str, other_keys: set[str] | None = None,
     return [exact, contain, share, jac, tri]
 
 
-def spans(ps: list[Piece], max_len: int) -> list[tuple[int, int]]:
+def spans(ps: "tuple[Piece, ...] | list[Piece]", max_len: int) -> list[tuple[int, int]]:
     """Candidate (first, last) piece index pairs, last inclusive, at most ``max_len`` pieces,
     not starting on a closing/separating character nor ending on an opening one."""
     out = []
@@ -97,5 +100,5 @@ def spans(ps: list[Piece], max_len: int) -> list[tuple[int, int]]:
     return out
 
 
-def span_text(s: str, ps: list[Piece], i: int, j: int) -> str:
+def span_text(s: str, ps: "tuple[Piece, ...] | list[Piece]", i: int, j: int) -> str:
     return s[ps[i].start:ps[j].end]
