@@ -47,6 +47,7 @@ class PointerPlanner(Policy):
         self.temperature = 1.0
         self.critic = None
         self._cache: OrderedDict[str, Encoded] = OrderedDict()
+        self._demo_ids: dict[tuple[str, str, int], list[int] | None] = {}
         self.chunk_size = 64
         """States per forward pass (batches are cut into chunks of similar-sized states)."""
 
@@ -68,12 +69,17 @@ class PointerPlanner(Policy):
         raise NotImplementedError("the pointer planner's targets depend on the state: use encode_demo(prompt, text)")
 
     def encode_demo(self, prompt: str, text: str) -> list[int] | None:
+        key = (prompt, text, len(self.frames))   # PPO-ptx re-reads the same demonstrations every minibatch
+        if key in self._demo_ids:
+            return self._demo_ids[key]
         from navrl.agent.plan import parse_plan
         plan = parse_plan(text)
-        if not plan:
-            return None
-        d = decision_for(plan.step, self.state(prompt), self.frames)
-        return d.ids() if d is not None else None
+        d = decision_for(plan.step, self.state(prompt), self.frames) if plan else None
+        ids = d.ids() if d is not None else None
+        if len(self._demo_ids) > 100_000:
+            self._demo_ids.clear()
+        self._demo_ids[key] = ids
+        return ids
 
     def prepare_sft(self, demos) -> None:
         """Learn the question frames ("What is your {}?") from the demonstrations' questions."""
