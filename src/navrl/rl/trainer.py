@@ -66,8 +66,10 @@ class Trainer:
         self.estimator = est
         self.rewards = reward_preset(cfg.reward_preset)
         self.gamma = cfg.gamma if self.rewards.discount_dense else 1.0
-        self.critic = CriticAdapter("gigppo" if est is AdvantageEstimator.GIGPPO else "value", policy.state_dim,
-                                    cfg.gigppo_hidden_dim)
+        with torch.random.fork_rng(devices=[]):    # the critic's initial weights from cfg.seed alone
+            torch.manual_seed(cfg.seed)
+            self.critic = CriticAdapter("gigppo" if est is AdvantageEstimator.GIGPPO else "value", policy.state_dim,
+                                        cfg.gigppo_hidden_dim)
         policy.critic = self.critic.plan_value
         if hasattr(policy, "entropy_in_score"):
             policy.entropy_in_score = cfg.entropy_coef > 0

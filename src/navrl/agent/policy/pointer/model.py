@@ -185,6 +185,13 @@ class _Layer(nn.Module):
 class PointerNet(nn.Module):
     def __init__(self, cfg: PointerConfig, vocab_size: int, seed: int = 0):
         super().__init__()
+        # initial weights from ``seed`` alone (the global RNG is left as it was): the same
+        # seed gives the same planner in every process
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(seed)
+            self._build(cfg, vocab_size, seed)
+
+    def _build(self, cfg: PointerConfig, vocab_size: int, seed: int) -> None:
         d = cfg.d_model
         self.cfg, self.vocab_size = cfg, vocab_size
         self.word = nn.Embedding(vocab_size, d, padding_idx=0)
