@@ -39,17 +39,24 @@ def main() -> None:
         print(f"{name}: short SFT warm start {time.perf_counter() - t0:.0f} s ({policy.n_params():,} parameters), "
               f"{a.threads} torch threads")
         tr = Trainer(policy, cfg, tmp, log=False, sft_demos=sres.demos if cfg.sft_coef > 0 else None)
+        walls = []
         for _ in range(a.updates):
+            rt0 = dict(tr.runner.timings)
             t0 = time.perf_counter()
             m = tr.train_step().metrics
             wall = time.perf_counter() - t0
+            walls.append(wall)
             tm = m["time"]
+            rt = {k: tr.runner.timings[k] - rt0[k] for k in rt0}
             rollout_only = tm["rollout"] - tm["judge"]
             print(f"update {tr.update} ({'critic warm-up' if m['policy_frozen'] else 'policy + critic'}): "
-                  f"{wall:5.1f} s  = rollout {rollout_only:.1f} + judge {tm['judge']:.1f} + "
+                  f"{wall:5.1f} s  = rollout {rollout_only:.1f} (planner {rt['planner']:.1f}, devices "
+                  f"{rt['device']:.1f}, grounder {rt['grounder']:.1f}) + judge {tm['judge']:.1f} + "
                   f"advantages {tm['advantages']:.1f} + update {tm['update']:.1f}  "
                   f"[{m['samples']} planner outputs, mean length {m['episode_length']:.1f}] "
                   f"-> {wall / target:.2f}x the {target:.0f} s target")
+        mean = sum(walls) / len(walls)
+        print(f"mean {mean:.1f} s per update over {len(walls)} updates -> {mean / target:.2f}x the {target:.0f} s target")
 
 
 if __name__ == "__main__":

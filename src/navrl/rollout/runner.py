@@ -61,6 +61,8 @@ class _Episode:
         self.remaining = ""
         self.screens: list[Observation] = []
         self.seen: set[tuple[str, str]] = set()
+        self.last_screen: dict[str, Observation] = {}   # app -> the last screen seen in it
+        self.apps: list[str] = []                       # apps in order of last use
         self.done = False
         self.obs: Observation | None = None
         self.snap: object | None = None
@@ -131,8 +133,8 @@ class EpisodeRunner:
             live = [ep for ep in eps if not ep.done]
             if not live:
                 break
-            ctxs = [PlannerContext(ep.task, ep.obs, list(ep.plans), ep.remaining, list(ep.memory.qa), ep.device)
-                    for ep in live]
+            ctxs = [PlannerContext(ep.task, ep.obs, list(ep.plans), ep.remaining, list(ep.memory.qa), ep.device,
+                                   self._seen(ep)) for ep in live]
             t0 = time.perf_counter()
             try:
                 outs = self.planner.plan(ctxs)
@@ -177,6 +179,27 @@ class EpisodeRunner:
         return None
 
     # ------------------------------------------------------------------ one step
+    @staticmethod
+    def _seen(ep: _Episode, max_texts: int = 24) -> tuple[str, ...]:
+        """Episode memory: the texts of the last screen of the app used before the current one
+        (what a multi-app task carries over: a code, an amount, an address, a day)."""
+        obs = ep.obs
+        if obs is not None and obs.app:
+            ep.last_screen[obs.app] = obs
+            if obs.app in ep.apps:
+                ep.apps.remove(obs.app)
+            ep.apps.append(obs.app)
+        current = obs.app if obs is not None else None
+        prev = next((a for a in reversed(ep.apps) if a != current), None)
+        if prev is None:
+            return ()
+        texts = []
+        for n in ep.last_screen[prev].nodes:
+            for t in (n.label, n.value):
+                if t and t not in texts:
+                    texts.append(t[:80])
+        return tuple(texts[:max_texts])
+
     def _screen_phash(self, obs: Observation, shash: str) -> int:
         """The screen's perceptual hash, once per distinct screen (sibling rollouts revisit the
         same screens; rendering and hashing one costs ~2 ms)."""

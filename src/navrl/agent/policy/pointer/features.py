@@ -38,7 +38,7 @@ FIXED_ANSWERS = ("Yes", "No")
 """Answers that are not on screen (yes/no questions)."""
 
 # sizes (inputs beyond them are cut: the first nodes, the start of the goal)
-MAX_CTX = 64          # goal + answer pieces
+MAX_CTX = 96          # goal + answer (+ episode memory) pieces
 MAX_NODES = 96
 MAX_HIST = 4
 MAX_NODE_PIECES = 24  # pieces per label or value
@@ -69,8 +69,12 @@ def context_prompt(ctx, max_hist: int = MAX_HIST) -> str:
                       "".join(a[0] for a in n.actions),   # t(ap) l(ong_press) s(wipe)
                       [round(x0 / W, 3), round(y0 / H, 3), round(x1 / W, 3), round(y1 / H, 3)]])
     hist = [step for _, step in ctx.history[-max_hist:]]
-    return json.dumps({"g": ctx.task.goal, "a": [[q, a] for q, a in ctx.answers], "h": hist,
-                       "app": obs.app or "", "t": len(ctx.history), "n": nodes}, separators=(",", ":"))
+    d = {"g": ctx.task.goal, "a": [[q, a] for q, a in ctx.answers], "h": hist,
+         "app": obs.app or "", "t": len(ctx.history), "n": nodes}
+    seen = list(getattr(ctx, "seen", ()) or ())
+    if seen:
+        d["m"] = seen
+    return json.dumps(d, separators=(",", ":"))
 
 
 # ---------------------------------------------------------------------------- encoded state
@@ -240,6 +244,10 @@ def encode(prompt: str, vocab: Vocab) -> Encoded:
     gp = pieces(goal)
     quoted = [(m.start(1), m.end(1)) for m in _QUOTED.finditer(goal)]
     ans_texts = [str(a) for _, a in answers]
+    # episode memory (texts of the previous app's last screen) joins the answers: facts the
+    # episode has learnt that the goal does not state; only texts with an entity or a number
+    ans_texts += [m for m in map(str, d.get("m", ())) if any(p.is_number or p.key not in vocab.index
+                                                              for p in pieces(m))]
     ctx_src: list[tuple[int, str, list[Piece]]] = [(0, goal, gp)] + [(1, a, pieces(a)) for a in ans_texts]
     screen_text = " ".join(str(n[1]) + " " + str(n[2]) for n in nodes)
     screen_keys = content_keys(pieces(screen_text))
