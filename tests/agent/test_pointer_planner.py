@@ -118,6 +118,38 @@ def test_logprob_is_the_sum_of_factors_and_rescoring_agrees(trained, T):
     assert not torch.allclose(sb1.logprobs, sb.logprobs)
 
 
+def test_kind_exploration_records_the_behaviour_mixture(trained):
+    """With ``explore`` eps the kind is sampled from (1 - eps) pi + eps uniform(legal kinds)
+    and that mixture's log-prob is recorded (the node/text factors are pi's own)."""
+    p, demos = trained
+    T, eps = 0.7, 0.3
+    prompts = _contexts(demos, 48)
+    states = [p.state(pr) for pr in prompts]
+    p.sample, p.explore = True, eps
+    try:
+        with torch.no_grad():
+            kind, arg, frame, logp, _, mask, _ = p._forward(states, None, None, None, T, choose=True)
+    finally:
+        p.explore = 0.0
+    outs = [Decision(int(k), int(a), int(f)).ids() for k, a, f in zip(kind, arg, frame)]
+    sb = p.score(prompts, outs, temperature=T)
+    from navrl.agent.policy.pointer.model import collate
+    legal = collate(states).kind_mask.clone()
+    if not p.frames:
+        legal[:, KIND_ID["ask"]] = False
+    n_legal = legal.sum(-1).float()
+    pi = sb.logprobs[:, 0].exp()
+    assert torch.allclose(logp[:, 0].exp(), (1 - eps) * pi + eps / n_legal, atol=1e-5)
+    assert torch.allclose(logp[:, 1:] * mask[:, 1:], sb.logprobs[:, 1:], atol=1e-5)
+    # greedy decoding (evaluation) ignores it
+    p.sample, p.explore = False, eps
+    try:
+        assert p.decide(prompts[0]) == Decision(*[int(x[0]) for x in p._forward(states[:1], None, None, None, 1.0,
+                                                                                  choose=True)[:3]])
+    finally:
+        p.sample, p.explore = True, 0.0
+
+
 def test_plan_records_the_logprobs_score_recomputes(trained):
     p, demos = trained
     p.sample, p.temperature = True, 0.8

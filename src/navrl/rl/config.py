@@ -117,6 +117,12 @@ class TrainConfig:
     """Sampling temperature of training rollouts (evaluation decodes greedily). The policy PPO
     trains is the tempered one: rollouts record log softmax(logits / T) and the update scores at T."""
 
+    explore: float = 0.0
+    """Exploration of the step kind (pointer planner): while sampling rollouts this share of
+    the kind's probability is spread uniformly over the legal kinds, so kinds the
+    demonstrations never showed (Go home: SFT sees single-app tasks only) are still tried.
+    The recorded log-probs are of that mixture, so PPO's ratio corrects for it."""
+
     train_perturb: bool = True
     """Train on the world with its default perturbations (pop-ups, loading, shuffles)."""
 
@@ -237,6 +243,8 @@ class TrainConfig:
                 raise ConfigError(f"{name} must be > 0 or None, got {getattr(self, name)}")
         if self.reward_preset not in ("default", "cautionary"):
             raise ConfigError(f"reward_preset must be 'default' or 'cautionary', got {self.reward_preset!r}")
+        if not 0.0 <= real("explore") < 1.0:
+            raise ConfigError(f"explore must be in [0, 1), got {self.explore}")
         if real("rollout_temperature") <= 0.0:
             raise ConfigError(f"rollout_temperature must be > 0, got {self.rollout_temperature}")
         for name, low in (("eval_every", 0), ("eval_episodes", 1), ("checkpoint_every", 1), ("torch_threads", 1),

@@ -109,7 +109,7 @@ class Trainer:
             tasks = [t.with_(faults=self.faults) for t in tasks]
         batch_tasks = [t for t in tasks for _ in range(cfg.rollouts_per_task)]
         groups = [g for g in range(len(tasks)) for _ in range(cfg.rollouts_per_task)]
-        pol.sample, pol.temperature = True, cfg.rollout_temperature
+        pol.sample, pol.temperature, pol.explore = True, cfg.rollout_temperature, cfg.explore
         devices = self.devices_factory(batch_tasks) if self.devices_factory else None
         before = self.runner.timings["judge"]
         trajs = self.runner.run(batch_tasks, devices=devices, groups=groups,

@@ -34,6 +34,10 @@ class Policy(Planner, abc.ABC):
 
     sample: bool = True
     """Sample outputs (training rollouts) or decode greedily (evaluation)."""
+    explore: float = 0.0
+    """While sampling, the share of probability spread uniformly over the legal choices of a
+    decision's first factor (policies without factors ignore it). Rollouts record the
+    log-probs of that behaviour distribution, so PPO's ratio corrects for it."""
 
     @abc.abstractmethod
     def prompt_text(self, ctx) -> str:

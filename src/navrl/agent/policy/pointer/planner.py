@@ -19,7 +19,7 @@ from navrl.agent.planner import PlannerContext, PlannerOutput
 from navrl.agent.policy.base import Policy, ScoredBatch
 from navrl.agent.policy.pointer.features import (KIND_ID, NODE_KINDS, Decision, Encoded, Vocab,
                                                  context_prompt, decision_for, encode, question_frame, render_text)
-from navrl.agent.policy.pointer.model import PointerConfig, PointerNet, collate
+from navrl.agent.policy.pointer.model import NEG, PointerConfig, PointerNet, collate
 
 _USE = {KIND_ID["type"]: 0, KIND_ID["answer"]: 1, KIND_ID["ask"]: 2}
 _NODE_K = frozenset(KIND_ID[k] for k in NODE_KINDS)
@@ -158,6 +158,11 @@ class PointerPlanner(Policy):
 
         def factor(logits: torch.Tensor, given: torch.Tensor | None, col: int, rows: torch.Tensor):
             lp = torch.log_softmax(logits / T, dim=-1)
+            if col == 0 and choose and self.sample and self.explore > 0:
+                # behaviour policy of training rollouts: (1 - eps) pi + eps uniform(legal kinds)
+                legal = (logits > NEG / 2).float()
+                mix = (1 - self.explore) * lp.exp() + self.explore * legal / legal.sum(-1, keepdim=True)
+                lp = torch.log(mix.clamp(min=1e-30)).masked_fill(legal == 0, NEG)
             if given is None:
                 if self.sample and choose:
                     pick = torch.multinomial(lp.exp(), 1, generator=self.generator).squeeze(1)
