@@ -274,3 +274,36 @@ def test_kind_weights_balance_rare_decisions():
     assert w["ask_user"] / w["tap"] == pytest.approx(3.0)
     assert sum(w[k] * n for k, n in (("tap", 90), ("ask_user", 10))) / 100 == pytest.approx(1.0)
     assert kind_weights(demos, 0.0) == {}
+
+
+def test_episode_memory_makes_text_from_the_previous_app_typable(vocab):
+    """A fact read in the previous app (PlannerContext.seen) becomes a text candidate: without
+    it the Type step that copies it has no decision; with it, it has one that renders back."""
+    from dataclasses import replace as dc_replace
+    from navrl.agent.policy.pointer.features import decision_for, render_step
+    p = PointerPlanner(vocab, SMALL, seed=0)
+    ctx = _ctx(NODES, goal="Text Nina Petrova's email address to Olivia Chen.")
+    step = 'Type "nina.p@example.org"'
+    assert decision_for(step, p.state(p.prompt_text(ctx)), p.frames) is None
+    mem = dc_replace(ctx, seen=("Nina Petrova", "Email", "nina.p@example.org", "Back"))
+    e = p.state(p.prompt_text(mem))
+    d = decision_for(step, e, p.frames)
+    assert d is not None and render_step(d, e, p.frames) == step
+    # UI words alone ("Email", "Back") are not memory: only texts with an entity or a number
+    assert not any(c.text == "Back" and c.src == 1 for c in e.cands)
+
+
+def test_runner_gives_the_previous_apps_last_screen_as_memory():
+    from navrl.rollout.runner import EpisodeRunner, _Episode
+    from navrl.tasks.spec import make_task as mk
+
+    def obs(app, *labels):
+        return Observation(tuple(UINode(str(i), "text", lab, (0, 0, 10, 10)) for i, lab in enumerate(labels)),
+                           app, (390, 844), "ios")
+    ep = _Episode(mk("bank_pay_payee", 3), None, 0)
+    ep.obs = obs("Contacts", "Nina Petrova", "nina.p@example.org")
+    assert EpisodeRunner._seen(ep) == ()                    # nothing before the first app
+    ep.obs = obs(None, "Messages", "Contacts")              # home screen: the app just left
+    assert EpisodeRunner._seen(ep) == ("Nina Petrova", "nina.p@example.org")
+    ep.obs = obs("Messages", "New Message")
+    assert EpisodeRunner._seen(ep) == ("Nina Petrova", "nina.p@example.org")
