@@ -294,7 +294,7 @@ def test_episode_memory_makes_text_from_the_previous_app_typable(vocab):
 
 
 def test_runner_gives_the_previous_apps_last_screen_as_memory():
-    from navrl.rollout.runner import EpisodeRunner, _Episode
+    from navrl.rollout.runner import _Episode
     from navrl.tasks.spec import make_task as mk
 
     def obs(app, *labels):
@@ -302,8 +302,11 @@ def test_runner_gives_the_previous_apps_last_screen_as_memory():
                            app, (390, 844), "ios")
     ep = _Episode(mk("bank_pay_payee", 3), None, 0)
     ep.obs = obs("Contacts", "Nina Petrova", "nina.p@example.org")
-    assert EpisodeRunner._seen(ep) == ()                    # nothing before the first app
+    ep.look()
+    assert ep.seen_texts() == ()                    # nothing before the first app
     ep.obs = obs(None, "Messages", "Contacts")              # home screen: the app just left
-    assert EpisodeRunner._seen(ep) == ("Nina Petrova", "nina.p@example.org")
+    ep.look()
+    assert ep.seen_texts() == ("Nina Petrova", "nina.p@example.org")
     ep.obs = obs("Messages", "New Message")
-    assert EpisodeRunner._seen(ep) == ("Nina Petrova", "nina.p@example.org")
+    ep.look()
+    assert ep.seen_texts() == ("Nina Petrova", "nina.p@example.org")

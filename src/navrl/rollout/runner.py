@@ -67,6 +67,29 @@ class _Episode:
         self.obs: Observation | None = None
         self.snap: object | None = None
 
+    def look(self) -> None:
+        """Note the current screen as the last one seen in its app."""
+        app = self.obs.app if self.obs is not None else None
+        if app:
+            self.last_screen[app] = self.obs
+            if app in self.apps:
+                self.apps.remove(app)
+            self.apps.append(app)
+
+    def seen_texts(self, max_texts: int = 24) -> tuple[str, ...]:
+        """Episode memory: the texts of the last screen of the app used before the current one
+        (what a multi-app task carries over: a code, an amount, an address, a day)."""
+        current = self.obs.app if self.obs is not None else None
+        prev = next((a for a in reversed(self.apps) if a != current), None)
+        if prev is None:
+            return ()
+        texts: list[str] = []
+        for n in self.last_screen[prev].nodes:
+            for t in (n.label, n.value):
+                if t and t[:80] not in texts:
+                    texts.append(t[:80])
+        return tuple(texts[:max_texts])
+
 
 class EpisodeRunner:
     def __init__(self, planner: Planner, grounder: Grounder, step_judge: StepJudge, ask_judge: AskJudge,
@@ -133,8 +156,10 @@ class EpisodeRunner:
             live = [ep for ep in eps if not ep.done]
             if not live:
                 break
+            for ep in live:
+                ep.look()
             ctxs = [PlannerContext(ep.task, ep.obs, list(ep.plans), ep.remaining, list(ep.memory.qa), ep.device,
-                                   self._seen(ep)) for ep in live]
+                                   ep.seen_texts()) for ep in live]
             t0 = time.perf_counter()
             try:
                 outs = self.planner.plan(ctxs)
@@ -179,27 +204,6 @@ class EpisodeRunner:
         return None
 
     # ------------------------------------------------------------------ one step
-    @staticmethod
-    def _seen(ep: _Episode, max_texts: int = 24) -> tuple[str, ...]:
-        """Episode memory: the texts of the last screen of the app used before the current one
-        (what a multi-app task carries over: a code, an amount, an address, a day)."""
-        obs = ep.obs
-        if obs is not None and obs.app:
-            ep.last_screen[obs.app] = obs
-            if obs.app in ep.apps:
-                ep.apps.remove(obs.app)
-            ep.apps.append(obs.app)
-        current = obs.app if obs is not None else None
-        prev = next((a for a in reversed(ep.apps) if a != current), None)
-        if prev is None:
-            return ()
-        texts = []
-        for n in ep.last_screen[prev].nodes:
-            for t in (n.label, n.value):
-                if t and t not in texts:
-                    texts.append(t[:80])
-        return tuple(texts[:max_texts])
-
     def _screen_phash(self, obs: Observation, shash: str) -> int:
         """The screen's perceptual hash, once per distinct screen (sibling rollouts revisit the
         same screens; rendering and hashing one costs ~2 ms)."""
