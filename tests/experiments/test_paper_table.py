@@ -56,7 +56,7 @@ def test_bad_table_config_is_a_clear_error(tmp_path) -> None:
 
 def test_paired_comparisons_match_tasks_and_use_the_paired_interval() -> None:
     from navrl.experiments.paper_table import Method, paired_comparisons
-    from navrl.rollout.evaluate import paired_difference_interval
+    from navrl.eval import paired_difference_interval
     cfg = TableConfig(preset="quick", updates=2, eval_at=[0, 2], eval_episodes=4, suites=["test-ios"],
                       methods=[Method("A", "ppo"), Method("B", "grpo")])
     sft = {"t1": True, "t2": False, "t3": False, "t4": False}

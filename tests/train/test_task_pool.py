@@ -19,21 +19,21 @@ def test_pool_is_cycled_in_order(tmp_path):
     seen = []
     for u in range(4):
         tr.update = u
-        seen.append([t.id for t in tr._next_tasks(None)])
+        seen.append([t.id for t in tr._next_tasks()])
     pool = [t.id for t in tr._pool]
     assert len(pool) == 5
     flat = [i for ids in seen for i in ids]
     assert flat == [pool[k % 5] for k in range(12)]          # round robin over the pool
     # the pool is fixed by the seed: a second trainer draws the same instances
     tr2 = _trainer(tmp_path / "b", task_pool=5)
-    tr2._next_tasks(None)
+    tr2._next_tasks()
     assert [t.id for t in tr2._pool] == pool
 
 
 def test_no_pool_draws_fresh_tasks(tmp_path):
     tr = _trainer(tmp_path)
-    a = [t.id for t in tr._next_tasks(None)]
-    b = [t.id for t in tr._next_tasks(None)]
+    a = [t.id for t in tr._next_tasks()]
+    b = [t.id for t in tr._next_tasks()]
     assert len(a) == 3 and a != b
 
 

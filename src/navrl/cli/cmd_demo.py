@@ -32,6 +32,7 @@ def run(args) -> int:
     from navrl.cli.cmd_sft import make_teacher, sft_with_progress
     from navrl.cli.cmd_train import train_with_progress
     from navrl.cli.progress import bar
+    from navrl.eval import evaluate_trainer
     from navrl.experiments.pipeline import save_filmstrips
     from navrl.fileio import atomic_write_text
     from navrl.report.html import build_report
@@ -52,7 +53,7 @@ def run(args) -> int:
 
     def evaluate(label: str) -> dict:
         with bar(f"evaluate {label}", len(suites) * n_eval * preset.train.max_steps) as adv:
-            res = trainer.evaluate(suites, n_eval, progress=lambda k: adv(k))
+            res = evaluate_trainer(trainer, suites, n_eval, progress=lambda k: adv(k))
         for s, r in res.items():
             print(f"      {label:>4s} {s:13s} {r.summary().splitlines()[0]}")
         return res
@@ -63,7 +64,7 @@ def run(args) -> int:
           f"{preset.train.trajectories_per_update} rollouts")
     train_with_progress(trainer, preset.train.num_updates, 0)
     print("[4/4] evaluate after RL")
-    from navrl.rollout.evaluate import evaluate as run_eval, paired_gain_interval
+    from navrl.eval import evaluate as run_eval, paired_gain_interval
     trainer.policy.sample = False
     after = {}
     with bar("evaluate RL", len(suites) * n_eval * preset.train.max_steps) as adv:

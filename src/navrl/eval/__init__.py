@@ -1,6 +1,9 @@
-"""Evaluation entry points (the machinery lives in :mod:`navrl.rollout.evaluate`)."""
-from navrl.rollout.evaluate import (EvalAborted, EvalResult, difference_interval, evaluate, paired_counts,
-                                    paired_difference_interval, paired_gain_interval, summarize, wilson_interval)
+"""Evaluation: run a planner on a suite (:mod:`~navrl.eval.run`), what it measured
+(:mod:`~navrl.eval.result`), intervals for rates and paired gains (:mod:`~navrl.eval.intervals`)
+and the SFT-vs-RL breakdown by family and perturbation (:mod:`~navrl.eval.breakdown`)."""
+from navrl.eval.intervals import difference_interval, paired_counts, paired_difference_interval, wilson_interval
+from navrl.eval.result import EvalAborted, EvalResult, paired_gain_interval, summarize
+from navrl.eval.run import evaluate, evaluate_trainer
 
-__all__ = ["EvalAborted", "EvalResult", "difference_interval", "evaluate", "paired_counts",
+__all__ = ["EvalAborted", "EvalResult", "difference_interval", "evaluate", "evaluate_trainer", "paired_counts",
            "paired_difference_interval", "paired_gain_interval", "summarize", "wilson_interval"]

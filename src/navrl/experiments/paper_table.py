@@ -23,7 +23,7 @@ from navrl.fileio import atomic_write_bytes, atomic_write_text
 from navrl.rl.config import ConfigError
 from navrl.rl.presets import get_preset
 from navrl.rl.trainer import Trainer
-from navrl.rollout.evaluate import evaluate, paired_counts, paired_difference_interval
+from navrl.eval import evaluate, paired_counts, paired_difference_interval
 from navrl.tasks.suites import SUITES
 
 

@@ -21,12 +21,12 @@ import torch
 from navrl.agent.grounders.accessibility import AccessibilityGrounder
 from navrl.agent.grounders.base import Grounder
 from navrl.agent.policy.base import Policy
-from navrl.device.phone import FaultConfig, PerturbConfig
+from navrl.device.phone import PerturbConfig
+from navrl.device.pool import DeviceFarm
 from navrl.errors import Outage
-from navrl.rollout.evaluate import EvalResult, evaluate
 from navrl.fileio import atomic_write_bytes
-from navrl.judge.oracle import OracleJudge
 from navrl.judge.rewards import reward_preset
+from navrl.judge.sets import JudgeSet, make_judges
 from navrl.rl.advantages import AdvantageInputs, compute_advantages, discounted_returns
 from navrl.rl.batch import Batch
 from navrl.rl.config import ConfigError, TrainConfig
@@ -36,7 +36,7 @@ from navrl.rl.losses import critic_loss, ppo_policy_loss
 from navrl.rl.metrics import MetricsLogger
 from navrl.rl.sft import Demo, demo_loss
 from navrl.rollout.runner import EpisodeRunner, RunnerConfig
-from navrl.tasks.suites import sample_tasks
+from navrl.tasks.source import PhoneWorldTasks, TaskSource
 
 
 class CheckpointError(ValueError):
@@ -50,9 +50,20 @@ class UpdateStats:
 
 
 class Trainer:
-    def __init__(self, policy: Policy, cfg: TrainConfig, run_dir: str | Path, grounder: Grounder | None = None,
-                 devices_factory: Callable | None = None, log: bool = True, sft_demos: list[Demo] | None = None,
-                 faults: FaultConfig | None = None):
+    def __init__(self, policy: Policy, cfg: TrainConfig, run_dir: str | Path, *, tasks: TaskSource | None = None,
+                 judges: JudgeSet | None = None, devices: DeviceFarm | None = None, grounder: Grounder | None = None,
+                 log: bool = True, sft_demos: list[Demo] | None = None):
+        """The trainer of ``policy`` with its parts passed in (the CLI assembles them from flags):
+
+        - ``tasks``: where each update's tasks come from (default: fresh instances of the phone
+          world's ``train`` suite, perturbed as ``cfg.train_perturb`` says);
+        - ``judges``: step, ask-user and terminal judges (default: the phone world's oracle);
+        - ``devices``: a device farm with ``lease_batch``/``release_batch`` (a
+          :class:`~navrl.device.pool.DevicePool` over any backend, the Ray farm) holding at
+          least ``cfg.trajectories_per_update`` devices (default: each task's own in-process
+          device);
+        - ``grounder``: the frozen grounder (default: the accessibility grounder).
+        """
         cfg.validate()
         if cfg.sft_coef > 0 and not sft_demos:
             raise ConfigError("sft_coef > 0 needs the SFT demonstrations (Trainer(..., sft_demos=...))")
@@ -78,19 +89,18 @@ class Trainer:
         self.ref_policy = copy.deepcopy(policy) if cfg.kl_coef > 0 else None
         self.rng = random.Random(cfg.seed)
         self.update = 0
-        judge = OracleJudge()
+        self.tasks = tasks or PhoneWorldTasks("train", perturb=None if cfg.train_perturb else PerturbConfig.off())
+        self.judges = judges or make_judges("oracle")
+        self.devices = devices
         self.grounder = grounder or AccessibilityGrounder()
         needs_hash = est in (AdvantageEstimator.GIGPPO, AdvantageEstimator.GIGPO)
-        self.runner = EpisodeRunner(policy, self.grounder, judge, judge, judge, rewards=self.rewards,
+        self.runner = EpisodeRunner(policy, self.grounder, *self.judges[:3], rewards=self.rewards,
                                     config=RunnerConfig(phash=needs_hash, max_steps=cfg.max_steps))
-        self.devices_factory = devices_factory
         self.logger = MetricsLogger(self.run_dir) if log else None
         self.masked_total = 0
         self._pool: list | None = None   # cfg.task_pool's fixed tasks, drawn on first use
         self.masked_streak = 0
         """Updates in a row whose every trajectory was masked."""
-        self.faults = faults
-        """Fault injection into the training rollouts' phone worlds (None: none)."""
 
     # ================================================================== one update
     def train_step(self, progress: Callable[[str, int, int], None] | None = None) -> UpdateStats:
@@ -100,29 +110,25 @@ class Trainer:
         return self.learn(trajs, {"rollout": time.perf_counter() - t0, "judge": judge_time}, progress)
 
     def collect(self, progress=None):
-        """1. collect: tasks from the train suite, sibling rollouts per task, sampled outputs.
-        The judges score every step inside the runner (2. score)."""
+        """1. collect: tasks from the task source, sibling rollouts per task on the devices,
+        sampled outputs. The judges score every step inside the runner (2. score)."""
         cfg, pol = self.cfg, self.policy
-        perturb = None if cfg.train_perturb else PerturbConfig.off()
-        tasks = self._next_tasks(perturb)
-        if self.faults is not None:
-            tasks = [t.with_(faults=self.faults) for t in tasks]
+        tasks = self._next_tasks()
         batch_tasks = [t for t in tasks for _ in range(cfg.rollouts_per_task)]
         groups = [g for g in range(len(tasks)) for _ in range(cfg.rollouts_per_task)]
         pol.sample, pol.temperature, pol.explore = True, cfg.rollout_temperature, cfg.explore
-        devices = self.devices_factory(batch_tasks) if self.devices_factory else None
         before = self.runner.timings["judge"]
-        trajs = self.runner.run(batch_tasks, devices=devices, groups=groups,
+        trajs = self.runner.run(batch_tasks, devices=self.devices, groups=groups,
                                 on_step=(lambda k: progress("rollout", k, 0)) if progress else None)
         return trajs, self.runner.timings["judge"] - before
 
-    def _next_tasks(self, perturb):
-        """Fresh train tasks, or the next tasks_per_update of the fixed pool (cfg.task_pool)."""
+    def _next_tasks(self) -> list:
+        """Fresh tasks from the source, or the next tasks_per_update of the fixed pool (cfg.task_pool)."""
         cfg = self.cfg
         if cfg.task_pool <= 0:
-            return sample_tasks("train", cfg.tasks_per_update, self.rng, perturb=perturb)
+            return self.tasks.sample(cfg.tasks_per_update, self.rng)
         if self._pool is None:
-            self._pool = sample_tasks("train", cfg.task_pool, random.Random(cfg.seed + 1), perturb=perturb)
+            self._pool = self.tasks.sample(cfg.task_pool, random.Random(cfg.seed + 1))
         k = (self.update * cfg.tasks_per_update) % len(self._pool)
         return [self._pool[(k + i) % len(self._pool)] for i in range(cfg.tasks_per_update)]
 
@@ -280,19 +286,6 @@ class Trainer:
             "verdicts": dict(verdicts),
             "unparseable": sum(1 for t in valid for s in t.steps if s.kind == "unparseable"),
         }
-
-    # ================================================================== evaluation
-    def evaluate(self, suites=None, episodes: int | None = None, progress=None) -> dict[str, EvalResult]:
-        pol = self.policy
-        pol.sample = False
-        out = {}
-        for s in suites or self.cfg.eval_suites:
-            out[s] = evaluate(pol, s, episodes or self.cfg.eval_episodes, progress=progress)
-        pol.sample = True
-        if self.logger:
-            self.logger.log({"kind": "eval", "update": self.update,
-                             **{s: r.to_dict() for s, r in out.items()}})
-        return out
 
     # ================================================================== checkpoints
     def checkpoint_state(self) -> dict:

@@ -31,7 +31,7 @@ from navrl.observation import Observation, UINode
 from navrl.tasks.spec import Family, TaskError
 
 __all__ = ["MINIWOB_SCRIPTS", "MINIWOB_TASKS", "MiniWoBTask", "ScriptedWebPlanner", "WebSuiteError", "WebTaskSpec",
-           "load_web_suite", "miniwob_app", "miniwob_available", "miniwob_task", "miniwob_tasks",
+           "load_web_suite", "miniwob_app", "miniwob_available", "miniwob_installed_tasks", "miniwob_task", "miniwob_tasks",
            "resolve_goal", "scripted_step"]
 
 
@@ -155,6 +155,16 @@ def miniwob_available() -> str | None:
     if not (d / "miniwob" / "click-test.html").is_file():
         return f"the miniwob package has no task pages under {d}"
     return None
+
+
+def miniwob_installed_tasks() -> list[str]:
+    """Names of every MiniWoB++ task page the installed ``miniwob`` package ships (sorted;
+    empty when the package is missing)."""
+    try:
+        d = Path(miniwob_app("click-test").local_directory() or "") / "miniwob"
+    except ValueError:
+        return []
+    return sorted(p.stem for p in d.glob("*.html"))
 
 
 def miniwob_app(name: str) -> WebApp:

@@ -1,0 +1,73 @@
+"""Evaluate a planner on a suite (or any tasks, judges and devices): success rate with a 95%
+interval, verdict counts, cost; and the periodic evaluation of a trainer's policy."""
+from __future__ import annotations
+
+import random
+
+from navrl.agent.grounders.accessibility import AccessibilityGrounder
+from navrl.agent.grounders.base import Grounder
+from navrl.agent.planner import Planner
+from navrl.api.client import APIRequestError
+from navrl.eval.result import EvalAborted, EvalResult, summarize
+from navrl.judge.oracle import OracleJudge
+from navrl.rollout.records import Trajectory
+from navrl.rollout.runner import EpisodeRunner, RunnerConfig
+from navrl.tasks.spec import TaskSpec
+from navrl.tasks.suites import suite_tasks
+
+
+def evaluate(planner: Planner, suite: str, n: int | None = None, tasks: list[TaskSpec] | None = None,
+             grounder: Grounder | None = None, batch_size: int = 64, seed: int = 0, record_frames: bool = False,
+             progress=None, devices=None, judges=None, user=None) -> EvalResult:
+    """Run ``planner`` on ``n`` instances of ``suite`` in batches; ``progress(k)`` after each step.
+
+    ``devices``: a device farm (``navrl.device.ray_farm.make_device_factory``); default: a
+    fresh phone world per episode. ``judges``: (step, ask, terminal) judges, default the
+    oracle; ``user``: the simulated user, default the task's hidden profile."""
+    tasks = tasks if tasks is not None else suite_tasks(suite, n, seed=seed)
+    if judges is None:
+        j = OracleJudge()
+        judges = (j, j, j)
+    step_j, ask_j, term_j = judges
+    runner = EpisodeRunner(planner, grounder or AccessibilityGrounder(), step_j, ask_j, term_j, user=user,
+                           config=RunnerConfig(record_frames=record_frames))
+    trajs: list[Trajectory] = []
+    for i in range(0, len(tasks), batch_size):
+        chunk = tasks[i:i + batch_size]
+        try:
+            trajs += runner.run(chunk, devices=devices, on_step=progress)
+        except APIRequestError as e:
+            done = trajs + list(getattr(e, "completed", []))
+            raise EvalAborted(f"{e} (evaluation stopped after {len(done)} of {len(tasks)} episodes)",
+                              summarize(suite, done), e) from e
+    return summarize(suite, trajs)
+
+
+def evaluate_trainer(trainer, suites=None, episodes: int | None = None, progress=None,
+                     seed: int = 0) -> dict[str, EvalResult]:
+    """Greedy evaluation of ``trainer``'s policy, logged to its metrics (``kind: eval``).
+
+    On the phone world with the oracle judges: the suites ``suites`` (default
+    ``cfg.eval_suites``), each task on its own in-process device, as in every results table.
+    With any other parts (MiniWoB++, a web app, synthesised tasks, real devices): ``episodes``
+    tasks drawn from the trainer's task source with an RNG of its own (``cfg.seed + 2 + seed``),
+    on the trainer's devices and judges, reported under the source's name."""
+    from navrl.tasks.source import PhoneWorldTasks
+    pol, cfg = trainer.policy, trainer.cfg
+    n = episodes or cfg.eval_episodes
+    pol.sample = False
+    try:
+        if isinstance(trainer.tasks, PhoneWorldTasks) and trainer.judges.kind == "oracle" and trainer.devices is None:
+            out = {s: evaluate(pol, s, n, grounder=trainer.grounder, progress=progress)
+                   for s in suites or cfg.eval_suites}
+        else:
+            tasks = trainer.tasks.sample(n, random.Random(cfg.seed + 2 + seed))
+            out = {trainer.tasks.name: evaluate(
+                pol, trainer.tasks.name, tasks=tasks, grounder=trainer.grounder, progress=progress,
+                devices=trainer.devices, judges=tuple(trainer.judges[:3]),
+                batch_size=cfg.trajectories_per_update if trainer.devices is not None else 64)}
+    finally:
+        pol.sample = True
+    if trainer.logger:
+        trainer.logger.log({"kind": "eval", "update": trainer.update, **{s: r.to_dict() for s, r in out.items()}})
+    return out
