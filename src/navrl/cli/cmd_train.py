@@ -20,7 +20,13 @@ def register(sub) -> None:
     t.add_argument("--overwrite", action="store_true", help="replace a run already in OUT")
     t.add_argument("--max-masked-updates", type=int, default=None, metavar="N",
                    help="stop after N updates in a row whose every rollout was masked (default 3; 0: never)")
-    t.add_argument("--estimator", choices=["ppo", "ppo_terminal_only", "gigppo", "grpo", "gigpo"])
+    from navrl.rl.estimators import AdvantageEstimator   # built-in names only: the registry imports torch
+    t.add_argument("--estimator", metavar="NAME",
+                   help=f"advantage estimator: {' | '.join(e.value for e in AdvantageEstimator)}, or a name a --plugin "
+                        "module registered (all are checked against navrl.rl.advantages' registry)")
+    t.add_argument("--plugin", action="append", default=[], metavar="MODULE",
+                   help="import MODULE (a module name or a .py file) first, e.g. to register an estimator "
+                        "with @navrl.rl.advantages.register_estimator; repeatable")
     t.add_argument("--reward", choices=["default", "cautionary"], help="reward table preset")
     t.add_argument("--updates", type=int, help="number of updates (overrides the preset)")
     t.add_argument("--seed", type=int)
@@ -28,6 +34,39 @@ def register(sub) -> None:
                    help="override any TrainConfig field (JSON value), e.g. --set policy_lr=1e-4")
     add_part_arguments(t)
     t.set_defaults(fn=run)
+
+
+def load_plugins(items: list[str]) -> None:
+    """Import each ``--plugin`` (an importable module name or a path to a .py file) once, so the
+    estimators it registers exist before the config is checked. A bad plugin is a CLIError."""
+    import importlib
+    import importlib.util
+    import sys
+    for item in items:
+        try:
+            if not item.endswith(".py"):
+                importlib.import_module(item)
+                continue
+            path = Path(item).resolve()
+            if not path.is_file():
+                raise CLIError(f"--plugin {item}: no such file")
+            name = f"navrl_plugin_{path.stem}"
+            if getattr(sys.modules.get(name), "__file__", None) == str(path):
+                continue   # already loaded in this process: registering twice would fail
+            spec = importlib.util.spec_from_file_location(name, path)
+            if spec is None or spec.loader is None:
+                raise CLIError(f"--plugin {item}: not an importable Python file")
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[name] = module
+            try:
+                spec.loader.exec_module(module)
+            except BaseException:
+                del sys.modules[name]
+                raise
+        except CLIError:
+            raise
+        except Exception as e:   # ImportError, a syntax error, a duplicate estimator name, ...
+            raise CLIError(f"--plugin {item}: {type(e).__name__}: {e}") from None
 
 
 def parse_overrides(items: list[str]) -> dict:
@@ -150,7 +189,7 @@ def _parts(args, cfg) -> _Parts:
     suite, judge, devices = choose(args)
     tasks = task_source(suite, args, perturb=None if cfg.train_perturb else PerturbConfig.off())
     judges = judge_set(judge, args)
-    shots = judge == "llm" or str(cfg.estimator) in ("gigppo", "gigpo")
+    shots = judge == "llm" or cfg.estimator_spec.needs_state_hashes
     farm = device_farm(devices, args, cfg.trajectories_per_update, screenshots=shots)
     spec = {"suite": args.suite, "tasks": args.tasks, "judge": judge, "devices": devices}
     return _Parts({"tasks": tasks, "judges": judges, "devices": farm}, spec)
@@ -185,6 +224,7 @@ def run(args) -> int:
     from navrl.eval import evaluate_trainer
     from navrl.rl.config import ConfigError
     from navrl.rl.presets import get_preset
+    load_plugins(args.plugin)
     over = parse_overrides(args.set)
     for k in ("estimator", "seed"):
         if getattr(args, k) is not None:

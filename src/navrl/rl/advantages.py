@@ -15,14 +15,18 @@ never influences a valid output (not the returns, not the group statistics, not 
 statistics). Values found on padding or in invalid trajectories are never read arithmetically
 (``torch.where`` rather than multiplication), so even NaN there cannot leak.
 
-The trainer dispatches only through :func:`compute_advantages` / :func:`get_estimator`.
+The estimator registry here is the only list of estimators: each :class:`EstimatorSpec` says
+what the trainer must provide (critic kind, screenshot hashes, sibling rollouts). A new
+estimator is one function decorated with :func:`register_estimator`; the trainer dispatches
+only through :func:`compute_advantages` / :func:`estimator_spec`.
 """
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Literal, NamedTuple, get_args
 
 import torch
 from torch import Tensor
@@ -36,7 +40,12 @@ __all__ = [
     "DuplicateEstimatorError",
     "UnknownEstimatorError",
     "EstimatorFn",
+    "EstimatorSpec",
+    "CriticKind",
+    "CRITIC_KINDS",
     "register_estimator",
+    "unregister_estimator",
+    "estimator_spec",
     "get_estimator",
     "estimator_needs_values",
     "registered_estimators",
@@ -360,6 +369,11 @@ class AdvantageOutputs:
 
 EstimatorFn = Callable[[AdvantageInputs], AdvantageOutputs]
 
+CriticKind = Literal["value", "gigppo"]
+CRITIC_KINDS: tuple[str, ...] = get_args(CriticKind)
+"""Critics the trainer can run (:class:`navrl.rl.critic.CriticAdapter`): ``"value"`` is V(s)
+from the planner's state; ``"gigppo"`` also reads the nearest sibling state (needs hashes)."""
+
 
 class DuplicateEstimatorError(ValueError):
     """An estimator name was registered twice."""
@@ -370,12 +384,51 @@ class UnknownEstimatorError(KeyError):
 
 
 @dataclass(frozen=True)
-class _Entry:
+class EstimatorSpec:
+    """One registry entry: the estimator function and what the trainer must provide for it.
+
+    Attributes:
+        name: the name used in configs and on the command line (``--estimator NAME``).
+        fn: ``fn(inputs: AdvantageInputs) -> AdvantageOutputs``, pure, run under no_grad.
+        critic: the critic whose values V [B, T] arrive as ``inputs.values`` (one of
+            :data:`CRITIC_KINDS`), or None for a critic-free estimator (``inputs.values`` is
+            None, no critic warm-up, no critic updates).
+        needs_state_hashes: the rollouts record 64-bit perceptual screenshot hashes (GiGPO's
+            identical-state groups, the GiGPPO critic's nearest sibling).
+        min_rollouts_per_task: smallest ``TrainConfig.rollouts_per_task`` that makes sense
+            (2 for estimators that compare sibling rollouts).
+        doc: the function's docstring.
+    """
+
+    name: str
     fn: EstimatorFn
-    needs_values: bool
+    critic: CriticKind | None = None
+    needs_state_hashes: bool = False
+    min_rollouts_per_task: int = 1
+    doc: str = ""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name or any(c.isspace() for c in self.name):
+            raise ValueError(f"estimator name must be a non-empty string without spaces, got {self.name!r}")
+        if not callable(self.fn):
+            raise TypeError(f"estimator {self.name!r}: fn must be callable, got {self.fn!r}")
+        if self.critic is not None and self.critic not in CRITIC_KINDS:
+            raise ValueError(f"estimator {self.name!r}: critic must be one of {CRITIC_KINDS} or None, "
+                             f"got {self.critic!r}")
+        if self.critic == "gigppo" and not self.needs_state_hashes:
+            raise ValueError(f"estimator {self.name!r}: the gigppo critic pairs states by screenshot hash; "
+                             "declare needs_state_hashes=True")
+        mr = self.min_rollouts_per_task
+        if isinstance(mr, bool) or not isinstance(mr, int) or mr < 1:
+            raise ValueError(f"estimator {self.name!r}: min_rollouts_per_task must be an int >= 1, got {mr!r}")
+
+    @property
+    def uses_critic(self) -> bool:
+        """True when the advantage reads critic values (the trainer runs and trains a critic)."""
+        return self.critic is not None
 
 
-_REGISTRY: dict[str, _Entry] = {}
+_REGISTRY: dict[str, EstimatorSpec] = {}
 
 
 def _key(name: str | AdvantageEstimator) -> str:
@@ -383,28 +436,65 @@ def _key(name: str | AdvantageEstimator) -> str:
 
 
 def register_estimator(
-    name: str | AdvantageEstimator, *, needs_values: bool = False
+    name: str | AdvantageEstimator,
+    *,
+    critic: CriticKind | None = None,
+    needs_state_hashes: bool = False,
+    min_rollouts_per_task: int = 1,
 ) -> Callable[[EstimatorFn], EstimatorFn]:
     """Decorator: register ``fn(inputs: AdvantageInputs) -> AdvantageOutputs`` under ``name``.
 
-    Built-ins use :class:`AdvantageEstimator` members; extensions may use new strings.
-    ``needs_values`` declares that the estimator reads ``inputs.values`` (it needs a critic).
+    This is the only list of estimators: the trainer, ``TrainConfig.validate`` and
+    ``navrl train --estimator`` read it. ``fn`` is returned unchanged; it receives the batch of
+    :class:`AdvantageInputs` (shapes in the module docstring) and returns advantages [B, T] and
+    critic-target returns [B, T], both 0 on padding and in invalid trajectories. It runs under
+    ``torch.no_grad`` when dispatched by :func:`compute_advantages`; its docstring becomes
+    :attr:`EstimatorSpec.doc`. Example (all-zero advantages, no critic)::
 
+        @register_estimator("zero", critic=None, min_rollouts_per_task=1)
+        def zero(inputs: AdvantageInputs) -> AdvantageOutputs:
+            G = discounted_returns(inputs.step_rewards, inputs.terminal_rewards, inputs.mask, inputs.gamma)
+            return AdvantageOutputs(advantages=torch.zeros_like(G), returns=G)
+
+    Args:
+        name: the name for configs and ``--estimator`` (built-ins use :class:`AdvantageEstimator`).
+        critic: critic kind whose values arrive as ``inputs.values`` (see :data:`CRITIC_KINDS`),
+            or None for a critic-free estimator.
+        needs_state_hashes: rollouts must record screenshot perceptual hashes.
+        min_rollouts_per_task: smallest sibling-group size the estimator accepts.
     Raises:
         DuplicateEstimatorError: ``name`` is already registered.
+        ValueError: an invalid name, critic kind or minimum (at decoration time).
     """
     key = _key(name)
 
     def decorator(fn: EstimatorFn) -> EstimatorFn:
         if key in _REGISTRY:
             raise DuplicateEstimatorError(f"advantage estimator {key!r} is already registered")
-        _REGISTRY[key] = _Entry(fn, needs_values)
+        _REGISTRY[key] = EstimatorSpec(key, fn, critic=critic, needs_state_hashes=needs_state_hashes,
+                                       min_rollouts_per_task=min_rollouts_per_task, doc=inspect.getdoc(fn) or "")
         return fn
 
     return decorator
 
 
-def _entry(name: str | AdvantageEstimator) -> _Entry:
+def unregister_estimator(name: str | AdvantageEstimator) -> EstimatorSpec:
+    """Remove ``name`` from the registry (tests, notebooks) and return its spec.
+
+    Raises:
+        UnknownEstimatorError: nothing registered under ``name``.
+    """
+    spec = estimator_spec(name)
+    del _REGISTRY[spec.name]
+    return spec
+
+
+def estimator_spec(name: str | AdvantageEstimator) -> EstimatorSpec:
+    """The registry entry of ``name``.
+
+    Raises:
+        UnknownEstimatorError: nothing registered under ``name``.
+    """
     key = _key(name)
     try:
         return _REGISTRY[key]
@@ -415,17 +505,17 @@ def _entry(name: str | AdvantageEstimator) -> _Entry:
 
 
 def get_estimator(name: str | AdvantageEstimator) -> EstimatorFn:
-    """The estimator registered under ``name``.
+    """The estimator function registered under ``name``.
 
     Raises:
         UnknownEstimatorError: nothing registered under ``name``.
     """
-    return _entry(name).fn
+    return estimator_spec(name).fn
 
 
 def estimator_needs_values(name: str | AdvantageEstimator) -> bool:
     """True if the estimator reads critic values (so the trainer must run a critic)."""
-    return _entry(name).needs_values
+    return estimator_spec(name).uses_critic
 
 
 def registered_estimators() -> list[str]:
@@ -436,10 +526,10 @@ def registered_estimators() -> list[str]:
 @torch.no_grad()
 def compute_advantages(name: str | AdvantageEstimator, inputs: AdvantageInputs) -> AdvantageOutputs:
     """Run the estimator registered under ``name`` on ``inputs`` (the trainer's only dispatch)."""
-    entry = _entry(name)
-    if entry.needs_values and inputs.values is None:
-        raise ValueError(f"advantage estimator {_key(name)!r} needs critic values (inputs.values is None)")
-    return entry.fn(inputs)
+    spec = estimator_spec(name)
+    if spec.uses_critic and inputs.values is None:
+        raise ValueError(f"advantage estimator {spec.name!r} needs critic values (inputs.values is None)")
+    return spec.fn(inputs)
 
 
 # --------------------------------------------------------------------------------------
@@ -459,21 +549,21 @@ def _g_minus_v(inputs: AdvantageInputs, step_rewards: Tensor) -> AdvantageOutput
     return AdvantageOutputs(advantages=adv, returns=G)
 
 
-@register_estimator(AdvantageEstimator.PPO, needs_values=True)
+@register_estimator(AdvantageEstimator.PPO, critic="value")
 @torch.no_grad()
 def ppo_estimator(inputs: AdvantageInputs) -> AdvantageOutputs:
     """PPO with dense + terminal rewards: A = whiten(G - V) over valid steps."""
     return _g_minus_v(inputs, inputs.step_rewards)
 
 
-@register_estimator(AdvantageEstimator.PPO_TERMINAL_ONLY, needs_values=True)
+@register_estimator(AdvantageEstimator.PPO_TERMINAL_ONLY, critic="value")
 @torch.no_grad()
 def ppo_terminal_only_estimator(inputs: AdvantageInputs) -> AdvantageOutputs:
     """Terminal-only PPO baseline: as ``ppo`` with every dense reward set to 0."""
     return _g_minus_v(inputs, torch.zeros_like(inputs.step_rewards))
 
 
-@register_estimator(AdvantageEstimator.GIGPPO, needs_values=True)
+@register_estimator(AdvantageEstimator.GIGPPO, critic="gigppo", needs_state_hashes=True)
 @torch.no_grad()
 def gigppo_estimator(inputs: AdvantageInputs) -> AdvantageOutputs:
     """GiGPPO: the ``ppo`` formula; what differs is the critic producing V (navrl.rl.gigppo)."""
@@ -489,7 +579,7 @@ def _episode_advantage(inputs: AdvantageInputs) -> tuple[Tensor, Tensor]:
     return torch.where(mask, a.unsqueeze(-1), zero), mask
 
 
-@register_estimator(AdvantageEstimator.GRPO)
+@register_estimator(AdvantageEstimator.GRPO, min_rollouts_per_task=2)
 @torch.no_grad()
 def grpo_estimator(inputs: AdvantageInputs) -> AdvantageOutputs:
     """GRPO baseline: S = sum of rewards, group-relative advantage on every valid step."""
@@ -498,7 +588,7 @@ def grpo_estimator(inputs: AdvantageInputs) -> AdvantageOutputs:
     return AdvantageOutputs(advantages=adv.to(G.dtype), returns=G)
 
 
-@register_estimator(AdvantageEstimator.GIGPO)
+@register_estimator(AdvantageEstimator.GIGPO, needs_state_hashes=True, min_rollouts_per_task=2)
 @torch.no_grad()
 def gigpo_estimator(inputs: AdvantageInputs) -> AdvantageOutputs:
     """GiGPO baseline: A = A_episode + w * A_step (identical-state anchor groups)."""

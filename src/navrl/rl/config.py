@@ -1,7 +1,9 @@
 """Training configuration: every RL default of DESIGN.md §5 in one dataclass.
 
-Importing this module pulls in no torch; each field carries its own docstring (the string
-literal right under it), readable at runtime through :meth:`TrainConfig.field_docs`.
+Importing this module pulls in no torch (the CLI imports :class:`ConfigError` for every
+command); validating reads the estimator registry, which does. Each field carries its own
+docstring (the string literal right under it), readable at runtime through
+:meth:`TrainConfig.field_docs`.
 """
 
 from __future__ import annotations
@@ -13,9 +15,12 @@ import textwrap
 from dataclasses import asdict, dataclass, fields
 from functools import cache
 from itertools import pairwise
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from navrl.rl.estimators import AdvantageEstimator
+
+if TYPE_CHECKING:
+    from navrl.rl.advantages import EstimatorSpec
 
 __all__ = ["ConfigError", "TrainConfig"]
 
@@ -48,8 +53,9 @@ class TrainConfig:
     lam: float = 1.0
     """GAE lambda. Only 1 is supported: A = G - V (lambda != 1 needs a two-head critic)."""
 
-    estimator: AdvantageEstimator = AdvantageEstimator.PPO
-    """Advantage estimator: ppo, ppo_terminal_only, gigppo, grpo or gigpo."""
+    estimator: AdvantageEstimator | str = AdvantageEstimator.PPO
+    """Advantage estimator by registered name: ppo, ppo_terminal_only, gigppo, grpo, gigpo or one
+    registered with navrl.rl.advantages.register_estimator (its spec says critic, hashes, group size)."""
 
     whiten_advantages: bool = True
     """Whiten G - V over the valid steps of the batch (ppo family; DESIGN: on)."""
@@ -171,14 +177,26 @@ class TrainConfig:
         return self.tasks_per_update * self.rollouts_per_task
 
     @property
-    def uses_critic(self) -> bool:
-        """True when the estimator needs critic values (ppo, ppo_terminal_only, gigppo, or a
-        registered extension declared with needs_values)."""
-        if isinstance(self.estimator, AdvantageEstimator):
-            return self.estimator.uses_critic
-        from navrl.rl.advantages import estimator_needs_values  # extension: ask the registry
+    def estimator_spec(self) -> EstimatorSpec:
+        """The estimator's registry entry (critic kind, screenshot hashes, minimum group size).
 
-        return estimator_needs_values(self.estimator)
+        Raises:
+            ConfigError: no estimator is registered under that name.
+        """
+        # the registry lives with the estimator functions (torch): imported on first use only
+        from navrl.rl.advantages import UnknownEstimatorError, estimator_spec, registered_estimators
+
+        try:
+            return estimator_spec(self.estimator)
+        except UnknownEstimatorError:
+            raise ConfigError(f"unknown estimator {str(self.estimator)!r}; registered: {registered_estimators()} "
+                              "(register one with navrl.rl.advantages.register_estimator, "
+                              "e.g. in a module given to navrl train --plugin)") from None
+
+    @property
+    def uses_critic(self) -> bool:
+        """True when the estimator's spec names a critic (ppo, ppo_terminal_only, gigppo, ...)."""
+        return self.estimator_spec.uses_critic
 
     def policy_frozen(self, update_idx: int) -> bool:
         """True while the policy must not change: update ``update_idx`` (0-based) falls in the
@@ -259,16 +277,11 @@ class TrainConfig:
         if not isinstance(self.whiten_advantages, bool):
             raise ConfigError(f"whiten_advantages must be a bool, got {self.whiten_advantages!r}")
 
-        if not isinstance(self.estimator, AdvantageEstimator):
-            from navrl.rl.advantages import registered_estimators  # only for extension names
-
-            if str(self.estimator) not in registered_estimators():
-                raise ConfigError(f"unknown estimator {self.estimator!r}; known: {registered_estimators()}")
-        elif (
-            self.estimator in (AdvantageEstimator.GRPO, AdvantageEstimator.GIGPO)
-            and self.rollouts_per_task < 2
-        ):
-            raise ConfigError(f"{self.estimator} compares sibling rollouts: rollouts_per_task must be >= 2")
+        spec = self.estimator_spec
+        if self.rollouts_per_task < spec.min_rollouts_per_task:
+            raise ConfigError(f"estimator {spec.name} compares sibling rollouts: rollouts_per_task must be "
+                              f">= {spec.min_rollouts_per_task} (its min_rollouts_per_task), "
+                              f"got {self.rollouts_per_task}")
         return self
 
     def to_dict(self) -> dict[str, Any]:

@@ -1,7 +1,8 @@
-"""Names of the advantage estimators (no torch import, so the config stays light).
+"""Names of the built-in advantage estimators (no torch import, so the config stays light).
 
-The registry that maps these names to functions lives in :mod:`navrl.rl.advantages`;
-this module only fixes the vocabulary shared by the config, the trainer and the CLI.
+The registry that maps names to functions and to what the trainer must provide (critic,
+screenshot hashes, sibling rollouts) lives in :mod:`navrl.rl.advantages`; it is the only
+list of estimators and of their properties. This module only fixes the built-in names.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ __all__ = ["AdvantageEstimator"]
 class AdvantageEstimator(str, Enum):
     """Built-in advantage estimators (DESIGN.md §5).
 
-    The value is the string used in configs and on the command line.
+    The value is the string used in configs and on the command line. Estimators registered
+    with :func:`navrl.rl.advantages.register_estimator` under other names are plain strings.
     """
 
     PPO = "ppo"
@@ -34,12 +36,10 @@ class AdvantageEstimator(str, Enum):
 
     @property
     def uses_critic(self) -> bool:
-        """True for the estimators whose advantage is G - V (they need critic values)."""
-        return self in (
-            AdvantageEstimator.PPO,
-            AdvantageEstimator.PPO_TERMINAL_ONLY,
-            AdvantageEstimator.GIGPPO,
-        )
+        """True for the estimators whose advantage is G - V (read from the registry's spec)."""
+        from navrl.rl.advantages import estimator_spec  # the registry needs torch; names do not
+
+        return estimator_spec(self).uses_critic
 
     def __str__(self) -> str:  # "ppo", not "AdvantageEstimator.PPO", in logs and f-strings
         return self.value

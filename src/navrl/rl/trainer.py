@@ -31,7 +31,6 @@ from navrl.rl.advantages import AdvantageInputs, compute_advantages, discounted_
 from navrl.rl.batch import Batch
 from navrl.rl.config import ConfigError, TrainConfig
 from navrl.rl.critic import CriticAdapter
-from navrl.rl.estimators import AdvantageEstimator
 from navrl.rl.losses import critic_loss, ppo_policy_loss
 from navrl.rl.metrics import MetricsLogger
 from navrl.rl.sft import Demo, demo_loss
@@ -73,14 +72,13 @@ class Trainer:
         self.policy, self.cfg = policy, cfg
         self.run_dir = Path(run_dir)
         self.run_dir.mkdir(parents=True, exist_ok=True)
-        est = AdvantageEstimator(cfg.estimator)
-        self.estimator = est
+        spec = cfg.estimator_spec          # the registry entry: critic kind, hashes
+        self.estimator = spec.name
         self.rewards = reward_preset(cfg.reward_preset)
         self.gamma = cfg.gamma if self.rewards.discount_dense else 1.0
         with torch.random.fork_rng(devices=[]):    # the critic's initial weights from cfg.seed alone
             torch.manual_seed(cfg.seed)
-            self.critic = CriticAdapter("gigppo" if est is AdvantageEstimator.GIGPPO else "value", policy.state_dim,
-                                        cfg.gigppo_hidden_dim)
+            self.critic = CriticAdapter(spec.critic or "value", policy.state_dim, cfg.gigppo_hidden_dim)
         policy.critic = self.critic.plan_value
         if hasattr(policy, "entropy_in_score"):
             policy.entropy_in_score = cfg.entropy_coef > 0
@@ -93,9 +91,8 @@ class Trainer:
         self.judges = judges or make_judges("oracle")
         self.devices = devices
         self.grounder = grounder or AccessibilityGrounder()
-        needs_hash = est in (AdvantageEstimator.GIGPPO, AdvantageEstimator.GIGPO)
         self.runner = EpisodeRunner(policy, self.grounder, *self.judges[:3], rewards=self.rewards,
-                                    config=RunnerConfig(phash=needs_hash, max_steps=cfg.max_steps))
+                                    config=RunnerConfig(phash=spec.needs_state_hashes, max_steps=cfg.max_steps))
         self.logger = MetricsLogger(self.run_dir) if log else None
         self.masked_total = 0
         self._pool: list | None = None   # cfg.task_pool's fixed tasks, drawn on first use
