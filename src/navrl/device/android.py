@@ -33,7 +33,7 @@ from typing import Any, Callable, Hashable, Sequence
 
 from navrl.actions import Action, ActionKind
 from navrl.device.base import ActResult, Device, DeviceError, Health
-from navrl.device.pool import DeviceBackend, DeviceTimeout
+from navrl.device.backend import DeviceBackend, DeviceTimeout
 from navrl.observation import Observation, UINode
 
 __all__ = [

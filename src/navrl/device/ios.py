@@ -29,7 +29,7 @@ from typing import Any, Callable, Hashable, Sequence
 from navrl.actions import Action, ActionKind
 from navrl.device.android import png_size, swipe_endpoints
 from navrl.device.base import ActResult, Device, DeviceError, Health
-from navrl.device.pool import DeviceBackend, DeviceTimeout
+from navrl.device.backend import DeviceBackend, DeviceTimeout
 from navrl.observation import Observation, UINode
 
 __all__ = ["IOSBackend", "IOSConfig", "IOSDevice", "IOSSnapshot", "bounds_to_pixels", "parse_wda_source",

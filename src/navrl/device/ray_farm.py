@@ -41,8 +41,9 @@ from typing import Any, Callable, Iterable, Sequence
 
 from navrl.actions import Action
 from navrl.device.base import ActResult, Device, DeviceError, Health
-from navrl.device.pool import (DeviceBackend, DeviceFarm, DevicePool, DeviceTimeout, FailedDevice, PhoneWorldBackend,
-                               PoolConfig, step_devices)
+from navrl.device.backend import DeviceBackend, DeviceTimeout, PoolExhausted
+from navrl.device.phone_backend import PhoneWorldBackend
+from navrl.device.pool import DeviceFarm, DevicePool, FailedDevice, PoolConfig, step_devices
 from navrl.observation import Observation, UINode
 
 log = logging.getLogger(__name__)
@@ -524,7 +525,6 @@ class RayFarm:
         if not live:
             return list(out)
         if len(tasks) > len(live) * self.cfg.devices_per_host:
-            from navrl.device.pool import PoolExhausted
             raise PoolExhausted(f"a batch of {len(tasks)} episodes needs {len(tasks)} devices; {len(live)} live "
                                 f"hosts hold {len(live) * self.cfg.devices_per_host}")
         share: dict[int, list[int]] = {}
