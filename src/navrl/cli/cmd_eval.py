@@ -5,6 +5,7 @@ import json
 from pathlib import Path
 
 from navrl.cli.common import AGENTS, FAULTS_HELP, CLIError, make_planner, parse_faults, prepare_out_dir
+from navrl.cli.farm_args import add_farm_arguments
 
 
 def register(sub) -> None:
@@ -22,7 +23,6 @@ def register(sub) -> None:
     e.add_argument("--frames", action="store_true", help="also save PNG frames")
     e.add_argument("--overwrite", action="store_true", help="replace an evaluation already in OUT")
     e.add_argument("--faults", default=None, metavar="NAME=RATE,...", help=FAULTS_HELP)
-    from navrl.device.ray_farm import add_farm_arguments
     add_farm_arguments(e)
     e.set_defaults(fn=run)
 

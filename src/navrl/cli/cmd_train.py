@@ -6,6 +6,7 @@ import signal
 from pathlib import Path
 
 from navrl.cli.common import FAULTS_HELP, CLIError, parse_faults, prepare_out_dir
+from navrl.cli.farm_args import add_farm_arguments
 
 
 def register(sub) -> None:
@@ -24,12 +25,7 @@ def register(sub) -> None:
     t.add_argument("--seed", type=int)
     t.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
                    help="override any TrainConfig field (JSON value), e.g. --set policy_lr=1e-4")
-    try:
-        from navrl.device.ray_farm import add_farm_arguments
-        add_farm_arguments(t)
-    except ImportError:  # ray extra missing: --ray reports it when used
-        t.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS")
-        t.add_argument("--hosts", type=int, default=2)
+    add_farm_arguments(t)
     t.set_defaults(fn=run)
 
 

@@ -622,14 +622,6 @@ class RayFarm:
 
 
 # ---------------------------------------------------------------------------------- entry point
-def add_farm_arguments(parser: Any) -> None:
-    """``--ray [ADDRESS]`` and ``--hosts N`` on an argparse parser (``navrl eval``, ``navrl train``)."""
-    parser.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
-                        help="run the devices in Ray device-host actors: a local Ray instance, or the cluster at "
-                             "ADDRESS (e.g. auto); needs pip install 'navrl[ray]'")
-    parser.add_argument("--hosts", type=int, default=2, help="device-host actors with --ray (default 2)")
-
-
 def make_device_factory(ray_address: str | None = None, *, devices: int = 512, hosts: int | None = None,
                         backend: DeviceBackend | None = None, pool: PoolConfig | None = None,
                         screenshots: str = "lazy", **ray_init: Any) -> DeviceFarm:
