@@ -1,8 +1,8 @@
 """QuickBite templates (and the food-ordering expert helpers the multi-app templates reuse)."""
 from __future__ import annotations
 
-from navrl.device.phone.apps.food import (DRINKS, RESTAURANTS, SEED_ORDERS, days_ago, make_order, money,
-                                          order_titles, price_of)
+from navrl.device.phone.apps.food import DRINKS, order_titles
+from navrl.device.phone.apps.seed import RESTAURANTS, SEED_ORDERS, days_ago, make_order, money, price_of
 from navrl.tasks.expert import Ev, Stage, goto, step_ask, step_complete, tap
 from navrl.tasks.spec import Family, Template, register
 from navrl.tasks.templates.mail import at

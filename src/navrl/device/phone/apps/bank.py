@@ -4,8 +4,7 @@ from __future__ import annotations
 import random
 
 from navrl.device.phone.app import App, Ctx, Variation
-from navrl.device.phone.apps.food import TODAY, days_ago, money, seed_orders, short_date
-from navrl.device.phone.apps.mail import SHOP_RECEIPTS
+from navrl.device.phone.apps.seed import SHOP_RECEIPTS, TODAY, days_ago, money, seed_orders, short_date
 from navrl.device.phone.widgets import Button, Dialog, ListItem, ListView, Sheet, Text, TextField, View
 
 ACCOUNTS = [("Checking", "4821", 3482.17), ("Savings", "9034", 12650.00)]

@@ -4,17 +4,10 @@ from __future__ import annotations
 import random
 
 from navrl.device.phone.app import App, Ctx, Variation
-from navrl.device.phone.apps.food import TODAY, days_ago, describe_items, money, seed_orders, short_date
+from navrl.device.phone.apps.seed import SHOP_RECEIPTS, TODAY, days_ago, describe_items, money, seed_orders, short_date
 from navrl.device.phone.widgets import Button, Dialog, IconButton, ListItem, ListView, Row, Sheet, Text, TextField, View
 
 ME = "alex.morgan@mail.com"
-
-# Shop receipts every phone starts with; Bank seeds the matching card charges.
-SHOP_RECEIPTS = [
-    # order id, item, total, date
-    (1038, "Backpack", 64.00, "2024-06-05"),
-    (1041, "Wireless Earbuds", 59.99, "2024-06-11"),
-]
 
 SEED = [
     # sender, address, subject, body, days ago, unread
