@@ -8,6 +8,7 @@ from __future__ import annotations
 import random
 
 from navrl.device.phone.app import App, Ctx, Variation
+from navrl.device.phone.apps.records import add_email, add_tx, food_merchant, food_receipt
 from navrl.device.phone.apps.seed import (DELIVERY_FEE, RESTAURANTS, TODAY, make_order, money, seed_orders,
                                           short_date)
 from navrl.device.phone.widgets import Button, Dialog, ListItem, ListView, Sheet, Text, TextField, View
@@ -100,11 +101,9 @@ class QuickBite(App):
         ctx.emit("food_order_placed", order=dict(order))
         data = ctx.world.state.data
         if "Mail" in data:
-            from navrl.device.phone.apps.mail import add_email, food_receipt
             add_email(data["Mail"], **food_receipt(order), unread=True)
         if "Bank" in data:
-            from navrl.device.phone.apps.bank import add_tx
-            add_tx(data["Bank"], "Checking", f"QuickBite*{order['restaurant']}", -order["total"], TODAY)
+            add_tx(data["Bank"], "Checking", food_merchant(order["restaurant"]), -order["total"], TODAY)
         ctx.show("placed", id=oid, total=order["total"])
 
     # -------------------------------------------------------------------------- screens
