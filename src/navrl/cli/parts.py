@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from navrl.cli.common import FAULTS_HELP, CLIError, parse_faults
+from navrl.cli.farm_args import add_farm_arguments
 
 PHONE_SUITES = ("train", "test-ios", "test-android", "test-unseen")
 DEVICE_KINDS = ("phone", "browser", "android", "ios")
@@ -60,10 +61,7 @@ def add_part_arguments(p: argparse.ArgumentParser, default_suite: str = "train")
                    help="--devices android: emulator:NAME (default emulator:navrl-base), clear:PKG,... or "
                         "app_data:NAME:PKG,...; --devices ios: BUNDLE_ID,... to terminate and relaunch")
     p.add_argument("--faults", default=None, metavar="NAME=RATE,...", help=FAULTS_HELP)
-    p.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
-                   help="run the devices in Ray device-host actors: a local Ray instance, or the cluster at "
-                        "ADDRESS (e.g. auto); needs pip install 'navrl[ray]'")
-    p.add_argument("--hosts", type=int, default=2, help="device-host actors with --ray (default 2)")
+    add_farm_arguments(p)
 
 
 @dataclass
@@ -207,7 +205,7 @@ def device_farm(kind: str, args, batch: int, screenshots: bool = False) -> Any |
         backend = BrowserBackend(screenshots="eager" if screenshots else "off")
     elif kind in ("android", "ios"):
         backend = _mobile_backend(kind, args)
-        n = len(backend.serials if kind == "android" else backend.urls)
+        n = len(backend.serials if kind == "android" else backend.urls)   # type: ignore[union-attr]
         if n < batch:
             raise CLIError(f"--devices {kind}: a batch runs {batch} episodes side by side but --serials names {n} "
                            f"devices (add devices, or lower tasks_per_update x rollouts_per_task)")

@@ -24,16 +24,16 @@ import re
 import shlex
 import struct
 import subprocess
-import threading
 import time
 import uuid
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Hashable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
 
 from navrl.actions import Action, ActionKind
-from navrl.device.base import ActResult, Device, DeviceError, Health
-from navrl.device.pool import DeviceBackend, DeviceTimeout
+from navrl.device.backend import DeviceTimeout
+from navrl.device.base import ActResult, DeviceError, Health
+from navrl.device.mobile import MobileBackend, MobileDevice, import_client
 from navrl.observation import Observation, UINode
 
 __all__ = [
@@ -347,27 +347,22 @@ class AndroidConfig:
     """adb binary for ``emu`` commands (default: adbutils' lookup)."""
 
 
-class AndroidDevice(Device):
+class AndroidDevice(MobileDevice):
     """One Android device or emulator behind an adb server."""
 
     platform = "android"
 
     def __init__(self, config: AndroidConfig, on_close: Callable[[], None] | None = None):
-        try:
-            import adbutils
-        except ImportError as e:  # pragma: no cover - depends on the environment
-            raise DeviceError("backend_unavailable", "Android needs adbutils: pip install 'navrl[android]'") from e
+        (adbutils,) = import_client("adbutils", missing="Android needs adbutils: pip install 'navrl[android]'")
         if not config.serial:
             raise ValueError("AndroidConfig.serial is required")
         if config.text_input not in ("ime", "input"):
             raise ValueError(f"text_input must be 'ime' or 'input', got {config.text_input!r}")
-        self.cfg = config
+        super().__init__(config, on_close)
         self._adbutils = adbutils
         self._client = adbutils.AdbClient(host=config.adb_host, port=config.adb_port, socket_timeout=config.timeout_s)
         self._dev = self._client.device(serial=config.serial)
         self._size: tuple[int, int] | None = None
-        self._on_close = on_close
-        self._closed = False
 
     # -- transport ----------------------------------------------------------------------
     def shell(self, cmd: str, timeout: float | None = None) -> bytes:
@@ -494,6 +489,9 @@ class AndroidDevice(Device):
                 raise DeviceTimeout(f"{self.cfg.serial} did not come back within {self.cfg.snapshot_timeout_s:g} s")
             time.sleep(0.5)
 
+    def ping(self) -> None:
+        self.run(["echo", "ok"])        # answers under the adb deadline
+
     def health(self) -> Health:
         boot = self.run(["getprop", "sys.boot_completed"]).strip()
         if boot != "1":
@@ -507,16 +505,11 @@ class AndroidDevice(Device):
                 return Health(False, f"ADBKeyBoard is not the active IME ({ime!r}); see docs/devices.md")
         return Health(True, "ok", {"serial": self.cfg.serial})
 
-    def close(self) -> None:
-        if not self._closed:
-            self._closed = True
-            if self._on_close is not None:
-                self._on_close()
-
 
 # ---------------------------------------------------------------------------------- pool backend
 @dataclass
-class AndroidBackend(DeviceBackend):
+class AndroidBackend(MobileBackend, device_type=AndroidDevice, addresses_field="serials", address_setting="serial",
+                     address_kind="Android serials"):
     """A pool backend over a list of adb serials (an emulator farm on one host).
 
     ``snapshot_for(task)`` names the rollback point of a task; the default is the AVD
@@ -530,44 +523,5 @@ class AndroidBackend(DeviceBackend):
     name: str = "android"
     in_process: bool = False
 
-    def __post_init__(self) -> None:
-        self._in_use: set[str] = set()
-        self._lock = threading.Lock()
-
-    def __getstate__(self) -> dict:
-        d = dict(self.__dict__)
-        d.pop("_lock", None)
-        return d
-
-    def __setstate__(self, d: dict) -> None:
-        self.__dict__.update(d)
-        self._lock = threading.Lock()
-
-    def create(self, slot: int) -> Device:
-        with self._lock:
-            free = [s for s in self.serials if s not in self._in_use]
-            if not free:
-                raise DeviceError("no_device", f"all {len(self.serials)} Android serials are in use")
-            serial = free[0]
-            self._in_use.add(serial)
-        return AndroidDevice(replace(self.config, serial=serial), on_close=lambda: self._release(serial))
-
-    def _release(self, serial: str) -> None:
-        with self._lock:
-            self._in_use.discard(serial)
-
-    def task_key(self, task: Any) -> Hashable:
-        return getattr(task, "id", task)
-
-    def task_snapshot(self, task: Any) -> object:
-        return self.snapshot_for(task) if self.snapshot_for else AndroidSnapshot("emulator", self.base_snapshot)
-
-    def reconnect(self, device: Device, slot: int) -> Device | None:
-        if not isinstance(device, AndroidDevice):
-            return None
-        fresh = AndroidDevice(device.cfg, on_close=device._on_close)
-        try:
-            fresh.run(["echo", "ok"])        # a new connection that answers, under the adb deadline
-        except DeviceError:
-            return None
-        return fresh
+    def default_snapshot(self) -> AndroidSnapshot:
+        return AndroidSnapshot("emulator", self.base_snapshot)

@@ -20,16 +20,16 @@ from __future__ import annotations
 
 import base64
 import re
-import threading
 import time
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Hashable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
 
 from navrl.actions import Action, ActionKind
 from navrl.device.android import png_size, swipe_endpoints
-from navrl.device.base import ActResult, Device, DeviceError, Health
-from navrl.device.pool import DeviceBackend, DeviceTimeout
+from navrl.device.backend import DeviceTimeout
+from navrl.device.base import ActResult, DeviceError, Health
+from navrl.device.mobile import MobileBackend, MobileDevice, import_client
 from navrl.observation import Observation, UINode
 
 __all__ = ["IOSBackend", "IOSConfig", "IOSDevice", "IOSSnapshot", "bounds_to_pixels", "parse_wda_source",
@@ -192,24 +192,19 @@ class IOSConfig:
     """Apps reset by :meth:`IOSDevice.snapshot` handles."""
 
 
-class IOSDevice(Device):
+class IOSDevice(MobileDevice):
     """One iPhone/iPad or simulator behind WebDriverAgent."""
 
     platform = "ios"
 
     def __init__(self, config: IOSConfig, on_close: Callable[[], None] | None = None):
-        try:
-            import wda
-            from wda.usbmux.exceptions import HTTPError
-        except ImportError as e:  # pragma: no cover - depends on the environment
-            raise DeviceError("backend_unavailable", "iOS needs facebook-wda: pip install 'navrl[ios]'") from e
-        self.cfg = config
-        self._wda, self._HTTPError = wda, HTTPError
+        wda, wda_errors = import_client("wda", "wda.usbmux.exceptions",
+                                        missing="iOS needs facebook-wda: pip install 'navrl[ios]'")
+        super().__init__(config, on_close)
+        self._wda, self._HTTPError = wda, wda_errors.HTTPError
         self._client = wda.Client(config.url)
         self._session: Any = None
         self._scale: float | None = config.scale
-        self._on_close = on_close
-        self._closed = False
 
     # -- transport ----------------------------------------------------------------------
     def _guard(self, fn: Callable[[], Any], what: str) -> Any:
@@ -307,6 +302,9 @@ class IOSDevice(Device):
             for b in snapshot.bundle_ids:
                 self._post("/wda/apps/launch", {"bundleId": b})
 
+    def ping(self) -> None:
+        self._get("status")
+
     def health(self) -> Health:
         st = self._get("status") or {}
         ready = st.get("ready", True) and st.get("state", "success") == "success"
@@ -317,16 +315,11 @@ class IOSDevice(Device):
             return Health(False, "the screen is locked")
         return Health(True, "ok", {"url": self.cfg.url, "scale": self._scale})
 
-    def close(self) -> None:
-        if not self._closed:
-            self._closed = True
-            if self._on_close is not None:
-                self._on_close()
-
 
 # ---------------------------------------------------------------------------------- pool backend
 @dataclass
-class IOSBackend(DeviceBackend):
+class IOSBackend(MobileBackend, device_type=IOSDevice, addresses_field="urls", address_setting="url",
+                 address_kind="WebDriverAgent endpoints"):
     """A pool backend over WebDriverAgent endpoints (one per device, e.g. iproxy ports
     8100, 8101 …). ``snapshot_for(task)`` says which apps to reset for a task."""
 
@@ -336,44 +329,5 @@ class IOSBackend(DeviceBackend):
     name: str = "ios"
     in_process: bool = False
 
-    def __post_init__(self) -> None:
-        self._in_use: set[str] = set()
-        self._lock = threading.Lock()
-
-    def __getstate__(self) -> dict:
-        d = dict(self.__dict__)
-        d.pop("_lock", None)
-        return d
-
-    def __setstate__(self, d: dict) -> None:
-        self.__dict__.update(d)
-        self._lock = threading.Lock()
-
-    def create(self, slot: int) -> Device:
-        with self._lock:
-            free = [u for u in self.urls if u not in self._in_use]
-            if not free:
-                raise DeviceError("no_device", f"all {len(self.urls)} WebDriverAgent endpoints are in use")
-            url = free[0]
-            self._in_use.add(url)
-
-        def release() -> None:
-            with self._lock:
-                self._in_use.discard(url)
-        return IOSDevice(replace(self.config, url=url), on_close=release)
-
-    def task_key(self, task: Any) -> Hashable:
-        return getattr(task, "id", task)
-
-    def task_snapshot(self, task: Any) -> object:
-        return self.snapshot_for(task) if self.snapshot_for else IOSSnapshot(self.config.bundle_ids, relaunch=False)
-
-    def reconnect(self, device: Device, slot: int) -> Device | None:
-        if not isinstance(device, IOSDevice):
-            return None
-        fresh = IOSDevice(device.cfg, on_close=device._on_close)
-        try:
-            fresh._get("status")
-        except DeviceError:
-            return None
-        return fresh
+    def default_snapshot(self) -> IOSSnapshot:
+        return IOSSnapshot(self.config.bundle_ids, relaunch=False)

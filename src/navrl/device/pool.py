@@ -1,7 +1,7 @@
 """The device pool: leases devices to episodes, rolls them back, probes and heals them.
 
 One :class:`DevicePool` serves any backend (phone world, browser, Android, iOS) through a
-small :class:`DeviceBackend` adapter:
+small :class:`~navrl.device.backend.DeviceBackend` adapter:
 
 - **lease**: take an idle device (or create one, up to ``size``), restore it from the
   task's snapshot, then run the health probe; only a device that answers ``ok`` is
@@ -23,10 +23,12 @@ calls when it is given a farm instead of a device list. The Ray farm
 
 Layer 2: tasks are opaque here. The pool reads nothing of a task but what its backend
 needs (the phone-world backend calls ``task.make_device()``).
+
+The backend contract and the lease errors live in :mod:`navrl.device.backend`, the
+phone-world backend in :mod:`navrl.device.phone_backend`; both are re-exported here.
 """
 from __future__ import annotations
 
-import abc
 import collections
 import logging
 import threading
@@ -37,50 +39,18 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Hashable, Iterable, Protocol, Sequence, runtime_checkable
 
 from navrl.actions import Action
+from navrl.device.backend import DeviceBackend, DeviceTimeout, LeaseFailed, PoolClosed, PoolExhausted
 from navrl.device.base import ActResult, Device, DeviceError, Health
+from navrl.device.phone_backend import PhoneSlot, PhoneTaskSnapshot, PhoneWorldBackend
 from navrl.observation import Observation
 
 log = logging.getLogger(__name__)
 
-__all__ = [
+__all__ = [  # backend contract, lease errors and the phone-world backend are re-exported
     "DeviceBackend", "DeviceFarm", "DevicePool", "DeviceStats", "DeviceTimeout", "FailedDevice", "LeaseFailed", "PhoneSlot",
     "PhoneTaskSnapshot", "PhoneWorldBackend", "PoolClosed", "PoolConfig", "PoolExhausted", "PooledDevice",
     "StepOutcome", "step_devices",
 ]
-
-
-# ---------------------------------------------------------------------------------- errors
-class DeviceTimeout(DeviceError):
-    """A device call did not return within its per-call timeout (reason ``timeout``).
-
-    ``completed`` is True when an in-process call overran but did return (its effect
-    happened, so it is not retried)."""
-
-    def __init__(self, message: str = "", completed: bool = False) -> None:
-        super().__init__("timeout", message)
-        self.completed = completed
-
-
-class PoolExhausted(DeviceError):
-    """No device became free within ``lease_timeout_s`` (reason ``pool_exhausted``)."""
-
-    def __init__(self, message: str = "") -> None:
-        super().__init__("pool_exhausted", message)
-
-
-class LeaseFailed(DeviceError):
-    """Every lease attempt failed its restore or health probe (reason ``no_healthy_device``)."""
-
-    def __init__(self, message: str = "") -> None:
-        super().__init__("no_healthy_device", message)
-
-
-class PoolClosed(DeviceError):
-    """The pool was closed (reason ``pool_closed``)."""
-
-    def __init__(self, message: str = "") -> None:
-        super().__init__("pool_closed", message)
-
 
 RETRY_REASONS = frozenset({"timeout", "connection", "device_lost", "device_offline", "adb_error", "wda_error"})
 """DeviceError reasons that get one reconnect-and-retry (transport trouble, not a verdict on the task)."""
@@ -120,127 +90,6 @@ class PoolConfig:
         if self.lease_attempts <= 0 or self.max_consecutive_failures <= 0:
             raise ValueError("lease_attempts and max_consecutive_failures must be positive")
         return self
-
-
-# ---------------------------------------------------------------------------------- backends
-class DeviceBackend(abc.ABC):
-    """How a pool makes, rolls back and reconnects devices of one kind.
-
-    Backends must be picklable (the Ray farm ships them to its host actors) and cheap to
-    construct; devices are made by :meth:`create`, on the host that uses them.
-    """
-
-    name: str = "backend"
-    in_process: bool = False
-    """False (the default) for devices reached over a connection (adb, WebDriverAgent,
-    browsers): each call runs in the device's worker thread under a hard deadline, and the
-    calls of a batch (leases, steps) run in parallel. True for in-process, CPU-bound
-    simulators that cannot block on I/O: calls run inline (threads would only add GIL
-    hand-offs) and the deadline is checked when the call returns."""
-
-    @abc.abstractmethod
-    def create(self, slot: int) -> Device:
-        """Connect to (or boot) the device for pool slot ``slot``."""
-
-    @abc.abstractmethod
-    def task_snapshot(self, task: Any) -> object:
-        """The snapshot handle a device is restored from before ``task`` runs on it."""
-
-    def task_key(self, task: Any) -> Hashable:
-        """Cache key of :meth:`task_snapshot` (tasks with equal keys share a snapshot)."""
-        return getattr(task, "id", task)
-
-    def reconnect(self, device: Device, slot: int) -> Device | None:
-        """A fresh connection to the same device, or None when that is impossible.
-
-        Must not change the device's state: the retried call continues the episode."""
-        return None
-
-
-@dataclass(frozen=True)
-class PhoneTaskSnapshot:
-    """A phone-world task's starting point: the task (to rebuild the world when its
-    configuration differs) and the pickled world state right after set-up."""
-
-    key: Hashable
-    task: Any = field(repr=False)
-    state: bytes = field(repr=False)
-
-
-class PhoneSlot(Device):
-    """A pool slot holding one embedded phone world.
-
-    :meth:`restore` accepts a :class:`PhoneTaskSnapshot` (roll back to a task's start;
-    the world is rebuilt when the task's skin, layout, perturbation or fault settings
-    differ, or when faults are on, so the fault stream starts fresh exactly as in a new
-    device) or the raw bytes of :meth:`snapshot` (roll back within an episode).
-
-    Attribute reads the Device protocol does not define (``state``, ``frame`` …) are
-    forwarded to the world, so privileged planners (the scripted expert) can read it.
-    """
-
-    platform = "phone"
-
-    def __init__(self) -> None:
-        self.world: Any = None          # built by the first restore (a task's snapshot)
-        self._key: Hashable | None = None
-
-    def _w(self) -> Any:
-        if self.world is None:
-            raise DeviceError("not_restored", "a phone slot runs nothing until restored from a task snapshot")
-        return self.world
-
-    def observe(self) -> Observation:
-        return self._w().observe()
-
-    def act(self, action: Action) -> ActResult:
-        return self._w().act(action)
-
-    def snapshot(self) -> bytes:
-        return self._w().snapshot()
-
-    def restore(self, snapshot: object) -> None:
-        if isinstance(snapshot, PhoneTaskSnapshot):
-            if (self.world is not None and snapshot.key == self._key and not snapshot.task.faults.any
-                    and not self.world._closed):
-                self.world.restore(snapshot.state)
-            else:
-                self.world = snapshot.task.make_device()
-                self._key = snapshot.key
-            self.platform = self.world.platform
-            return
-        self._w().restore(snapshot)
-
-    def health(self) -> Health:
-        return Health(True, "empty") if self.world is None else self.world.health()
-
-    def close(self) -> None:
-        if self.world is not None:
-            self.world.close()
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("__") or name == "world":
-            raise AttributeError(name)
-        return getattr(self.world, name)
-
-
-class PhoneWorldBackend(DeviceBackend):
-    """The embedded phone world as a pool backend (tasks are :class:`navrl.tasks.spec.TaskSpec`)."""
-
-    name = "phone"
-    in_process = True
-
-    def create(self, slot: int) -> Device:
-        return PhoneSlot()
-
-    def task_key(self, task: Any) -> Hashable:
-        return (task.id, task.skin, task.layout, task.perturb, task.faults)
-
-    def task_snapshot(self, task: Any) -> object:
-        return PhoneTaskSnapshot(self.task_key(task), task, task.make_device().snapshot())
-
-    def reconnect(self, device: Device, slot: int) -> Device | None:
-        return device   # nothing to reconnect in-process; a dead world stays dead
 
 
 # ---------------------------------------------------------------------------------- stats

@@ -41,8 +41,9 @@ from typing import Any, Callable, Iterable, Sequence
 
 from navrl.actions import Action
 from navrl.device.base import ActResult, Device, DeviceError, Health
-from navrl.device.pool import (DeviceBackend, DeviceFarm, DevicePool, DeviceTimeout, FailedDevice, PhoneWorldBackend,
-                               PoolConfig, step_devices)
+from navrl.device.backend import DeviceBackend, DeviceTimeout, PoolExhausted
+from navrl.device.phone_backend import PhoneWorldBackend
+from navrl.device.pool import DeviceFarm, DevicePool, FailedDevice, PoolConfig, step_devices
 from navrl.observation import Observation, UINode
 
 log = logging.getLogger(__name__)
@@ -524,7 +525,6 @@ class RayFarm:
         if not live:
             return list(out)
         if len(tasks) > len(live) * self.cfg.devices_per_host:
-            from navrl.device.pool import PoolExhausted
             raise PoolExhausted(f"a batch of {len(tasks)} episodes needs {len(tasks)} devices; {len(live)} live "
                                 f"hosts hold {len(live) * self.cfg.devices_per_host}")
         share: dict[int, list[int]] = {}
@@ -622,14 +622,6 @@ class RayFarm:
 
 
 # ---------------------------------------------------------------------------------- entry point
-def add_farm_arguments(parser: Any) -> None:
-    """``--ray [ADDRESS]`` and ``--hosts N`` on an argparse parser (``navrl eval``, ``navrl train``)."""
-    parser.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
-                        help="run the devices in Ray device-host actors: a local Ray instance, or the cluster at "
-                             "ADDRESS (e.g. auto); needs pip install 'navrl[ray]'")
-    parser.add_argument("--hosts", type=int, default=2, help="device-host actors with --ray (default 2)")
-
-
 def make_device_factory(ray_address: str | None = None, *, devices: int = 512, hosts: int | None = None,
                         backend: DeviceBackend | None = None, pool: PoolConfig | None = None,
                         screenshots: str = "lazy", **ray_init: Any) -> DeviceFarm:

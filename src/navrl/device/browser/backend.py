@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any, Hashable
 
 from navrl.device.base import Device, DeviceError
-from navrl.device.pool import DeviceBackend
+from navrl.device.backend import DeviceBackend
 
 __all__ = ["BrowserBackend"]
 

@@ -1,8 +1,9 @@
 """Bank templates (and the transfer expert the multi-app templates reuse)."""
 from __future__ import annotations
 
-from navrl.device.phone.apps.bank import PAYEES, SEED_TX, account, add_tx, last_charge, money
-from navrl.device.phone.apps.food import days_ago
+from navrl.device.phone.apps.bank import PAYEES, SEED_TX, last_charge
+from navrl.device.phone.apps.records import account, add_tx
+from navrl.device.phone.apps.seed import days_ago, money
 from navrl.tasks.expert import Ev, Stage, goto, scroll_to, step_ask, step_complete, tap, type_into
 from navrl.tasks.spec import Family, Template, register
 from navrl.tasks.templates.mail import at

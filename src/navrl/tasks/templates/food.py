@@ -1,8 +1,9 @@
 """QuickBite templates (and the food-ordering expert helpers the multi-app templates reuse)."""
 from __future__ import annotations
 
-from navrl.device.phone.apps.food import (DRINKS, RESTAURANTS, SEED_ORDERS, days_ago, make_order, money,
-                                          order_titles, price_of)
+from navrl.device.phone.apps.food import DRINKS, order_titles
+from navrl.device.phone.apps.records import add_email, add_tx, food_merchant, food_receipt
+from navrl.device.phone.apps.seed import RESTAURANTS, SEED_ORDERS, days_ago, make_order, money, price_of
 from navrl.tasks.expert import Ev, Stage, goto, step_ask, step_complete, tap
 from navrl.tasks.spec import Family, Template, register
 from navrl.tasks.templates.mail import at
@@ -14,8 +15,6 @@ MENU = {r[0]: [m[0] for m in r[4]] for r in RESTAURANTS}
 def plant_order(state, oid: int, restaurant: str, items: list[tuple[str, int]], date: str,
                 receipt_total: float | None = None, charge_total: float | None = None) -> dict:
     """Plant a past QuickBite order with its Mail receipt and Bank charge (amounts overridable)."""
-    from navrl.device.phone.apps.bank import add_tx, food_merchant
-    from navrl.device.phone.apps.mail import add_email, food_receipt
     o = make_order(oid, restaurant, [(n, q, price_of(restaurant, n)) for n, q in items], date)
     state.data[Q]["orders"].append(o)
     if "Mail" in state.data:

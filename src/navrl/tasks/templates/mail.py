@@ -1,8 +1,9 @@
 """Mail templates (and the Mail expert helpers the multi-app templates reuse)."""
 from __future__ import annotations
 
-from navrl.device.phone.apps.food import days_ago
-from navrl.device.phone.apps.mail import SEED, add_email, find_email
+from navrl.device.phone.apps.mail import SEED, find_email
+from navrl.device.phone.apps.records import add_email
+from navrl.device.phone.apps.seed import days_ago
 from navrl.tasks.expert import (Ev, ExpertStuck, Stage, field_value, findable, goto, step_ask, step_complete,
                                 step_tap, tap, type_into)
 from navrl.tasks.spec import Family, Template, register

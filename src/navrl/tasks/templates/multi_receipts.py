@@ -1,9 +1,9 @@
 """Multi-app templates across QuickBite, Mail and Bank: orders, receipts and charges."""
 from __future__ import annotations
 
-from navrl.device.phone.apps.bank import add_tx, shop_merchant
-from navrl.device.phone.apps.food import days_ago, make_order, money, price_of
-from navrl.device.phone.apps.mail import add_email, find_email, food_receipt, shop_receipt
+from navrl.device.phone.apps.mail import find_email
+from navrl.device.phone.apps.records import add_email, add_tx, food_receipt, shop_merchant, shop_receipt
+from navrl.device.phone.apps.seed import days_ago, make_order, money, price_of
 from navrl.tasks.expert import Ev, Stage, step_complete, tap
 from navrl.tasks.spec import Family, Template, register
 from navrl.tasks.templates.bank import B, account_stage, transfer_stages, transferred

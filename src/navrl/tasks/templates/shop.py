@@ -1,7 +1,8 @@
 """Shop templates."""
 from __future__ import annotations
 
-from navrl.device.phone.apps.shop import PRODUCTS, money
+from navrl.device.phone.apps.seed import money
+from navrl.device.phone.apps.shop import PRODUCTS
 from navrl.tasks.expert import Ev, Stage, goto, step_complete, tap, type_into, step_ask
 from navrl.tasks.spec import Family, Template, register
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 import random
 
 from navrl.device.phone.app import App, Ctx, Variation
-from navrl.device.phone.apps.food import TODAY, days_ago, money, seed_orders, short_date
-from navrl.device.phone.apps.mail import SHOP_RECEIPTS
+from navrl.device.phone.apps.records import account, add_tx, food_merchant, shop_merchant
+from navrl.device.phone.apps.seed import SHOP_RECEIPTS, TODAY, days_ago, money, seed_orders, short_date
 from navrl.device.phone.widgets import Button, Dialog, ListItem, ListView, Sheet, Text, TextField, View
 
 ACCOUNTS = [("Checking", "4821", 3482.17), ("Savings", "9034", 12650.00)]
@@ -27,29 +27,6 @@ SEED_TX = [
 ]
 FILLER_MERCHANTS = ["Target", "Walgreens", "Chevron", "Lyft", "Costco", "Home Depot", "Apple.com", "Hulu",
                     "Safeway", "Best Buy", "Petco", "Dunkin"]
-
-
-def shop_merchant(oid: int) -> str:
-    return f"SHOP.COM #{oid}"
-
-
-def food_merchant(restaurant: str) -> str:
-    return f"QuickBite*{restaurant}"
-
-
-def account(d: dict, name: str) -> dict:
-    return next(a for a in d["accounts"] if a["name"] == name)
-
-
-def add_tx(d: dict, acct: str, merchant: str, amount: float, date: str, adjust: bool = True) -> dict:
-    """Post a transaction (negative: a charge). ``adjust`` moves the balance too."""
-    a = account(d, acct)
-    tx = {"seq": d["next_seq"], "merchant": merchant, "amount": round(amount, 2), "date": date}
-    d["next_seq"] += 1
-    a["tx"].append(tx)
-    if adjust:
-        a["balance"] = round(a["balance"] + amount, 2)
-    return tx
 
 
 def signed(x: float) -> str:

@@ -4,17 +4,11 @@ from __future__ import annotations
 import random
 
 from navrl.device.phone.app import App, Ctx, Variation
-from navrl.device.phone.apps.food import TODAY, days_ago, describe_items, money, seed_orders, short_date
+from navrl.device.phone.apps.records import add_email, food_receipt, shop_receipt
+from navrl.device.phone.apps.seed import SHOP_RECEIPTS, TODAY, days_ago, seed_orders, short_date
 from navrl.device.phone.widgets import Button, Dialog, IconButton, ListItem, ListView, Row, Sheet, Text, TextField, View
 
 ME = "alex.morgan@mail.com"
-
-# Shop receipts every phone starts with; Bank seeds the matching card charges.
-SHOP_RECEIPTS = [
-    # order id, item, total, date
-    (1038, "Backpack", 64.00, "2024-06-05"),
-    (1041, "Wireless Earbuds", 59.99, "2024-06-11"),
-]
 
 SEED = [
     # sender, address, subject, body, days ago, unread
@@ -43,36 +37,6 @@ FILLER_SENDERS = [("Medium Daily Digest", "noreply@medium.com"), ("LinkedIn", "n
                   ("Duolingo", "hello@duolingo.com"), ("Eventbrite", "noreply@eventbrite.com")]
 FILLER_TOPICS = ["Weekly digest", "Picks for you", "Your weekly update", "Deals this week", "New this week",
                  "Don't miss out", "Recommended for you", "Your summary"]
-
-
-def food_receipt(order: dict) -> dict:
-    """The Mail receipt QuickBite sends for ``order`` (kwargs for :func:`add_email`)."""
-    return {"sender": "QuickBite", "addr": "receipts@quickbite.com",
-            "subject": f"Your {order['restaurant']} order (#{order['id']})",
-            "body": f"Thanks for ordering from {order['restaurant']} on {short_date(order['date'])}. "
-                    f"Items: {describe_items(order)}. Order total: {money(order['total'])}.",
-            "date": order["date"]}
-
-
-def shop_receipt(oid: int, item: str, total: float, date: str) -> dict:
-    return {"sender": "Shop", "addr": "orders@shop.com", "subject": f"Shop order #{oid} receipt",
-            "body": f"Thanks for shopping with us. {item}. Total charged: {money(total)}. "
-                    f"Order date {short_date(date)}.", "date": date}
-
-
-def add_email(d: dict, sender: str, addr: str, subject: str, body: str, date: str, unread: bool = False,
-              flagged: bool = False) -> dict:
-    """Append a message to the inbox (subjects are row labels, so they are kept unique)."""
-    subjects = {e["subject"] for e in d["emails"] + d["trash"]}
-    base, k = subject, 2
-    while subject in subjects:
-        subject = f"{base} ({k})"
-        k += 1
-    e = {"id": d["next_id"], "sender": sender, "addr": addr, "subject": subject, "body": body, "date": date,
-         "unread": unread, "flagged": flagged}
-    d["next_id"] += 1
-    d["emails"].append(e)
-    return e
 
 
 def inbox_order(d: dict) -> list[dict]:

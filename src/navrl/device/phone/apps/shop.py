@@ -4,6 +4,7 @@ from __future__ import annotations
 import random
 
 from navrl.device.phone.app import App, Ctx, Variation
+from navrl.device.phone.apps.seed import money
 from navrl.device.phone.widgets import (Button, Dialog, ListItem, ListView, Picture, Row, Segmented, Sheet,
                                         Text, TextField, View)
 
@@ -28,10 +29,6 @@ PRODUCTS = [
 ]
 FILLER = ["Canvas Tote", "Bucket Hat", "Hiking Poles", "Travel Pillow", "Bike Light", "Key Ring",
           "Lunch Box", "Beanie", "Gym Towel", "Notebook Set"]
-
-
-def money(x: float) -> str:
-    return f"${x:,.2f}"
 
 
 class Shop(App):
