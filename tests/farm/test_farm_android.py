@@ -206,13 +206,15 @@ def _png(w: int, h: int) -> bytes:
 
 
 class FakeAdb:
-    """Speaks the adb server's smart-socket protocol for one serial on 127.0.0.1.
+    """Speaks the adb server's smart-socket protocol on 127.0.0.1 for ``serials`` (default
+    one, :attr:`SERIAL`), all showing the same screen.
 
     ``hang``: accept connections but never answer (a server/device that stopped)."""
 
     SERIAL = "emulator-5554"
 
-    def __init__(self, dump: bytes, ime: str = "com.android.adbkeyboard/.AdbIME"):
+    def __init__(self, dump: bytes, ime: str = "com.android.adbkeyboard/.AdbIME", serials: tuple[str, ...] = ()):
+        self.serials = set(serials or (self.SERIAL,))
         self.sock = socket.socket()
         self.sock.bind(("127.0.0.1", 0))
         self.sock.listen(64)
@@ -261,7 +263,7 @@ class FakeAdb:
                     c.sendall(b"OKAY00040029")
                     return
                 if cmd.startswith("host:tport:serial:"):
-                    if cmd.split(":", 3)[3] != self.SERIAL:
+                    if cmd.split(":", 3)[3] not in self.serials:
                         msg = b"device not found"
                         c.sendall(b"FAIL" + b"%04x" % len(msg) + msg)
                         return

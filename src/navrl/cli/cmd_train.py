@@ -247,7 +247,8 @@ def run(args) -> int:
     finally:
         stats = close_farm(trainer.devices)
         if stats is not None:
-            print(f"device farm: {stats}")
+            print("device farm: " + ", ".join(f"{k} {stats[k]}" for k in ("backend", "hosts", "devices", "resets",
+                                                                        "failures", "masked_host_lost") if k in stats))
     for s, r in res.items():
         print(f"{s}: {r.summary().splitlines()[0]}")
     print(f"run: {trainer.run_dir}  (navrl report {trainer.run_dir})")
