@@ -28,6 +28,7 @@ demo: setup
 	$(VENV)/bin/navrl demo
 
 test: setup
+	$(VENV)/bin/lint-imports
 	$(PY) -m pytest
 
 test-all: setup
