@@ -19,6 +19,7 @@ from navrl.agent.plan import UNPARSEABLE, parse_plan
 from navrl.agent.planner import Planner, PlannerContext
 from navrl.device.base import Device, DeviceError
 from navrl.device.pool import step_devices
+from navrl.imaging import phash64
 from navrl.judge.base import (AskJudge, JudgeUnavailable, PastStep, StepContext, StepJudge, TerminalContext,
                               TerminalJudge)
 from navrl.judge.rewards import DEFAULT_REWARDS, RewardConfig
@@ -210,7 +211,6 @@ class EpisodeRunner:
         key = (obs.platform or "", shash)
         h = self._phash.get(key)
         if h is None:
-            from navrl.rl.gigppo import phash64
             h = self._phash[key] = phash64(obs.screenshot)
             if len(self._phash) > 20_000:
                 self._phash.popitem(last=False)
