@@ -24,8 +24,8 @@ from navrl.judge.base import PastStep, StepContext, TerminalContext
 from navrl.judge.oracle import OracleJudge
 from navrl.judge.rewards import DEFAULT_REWARDS, RewardConfig
 from navrl.judge.verdicts import EndReason, TerminalVerdict
+from navrl.planning import Memory
 from navrl.rollout.runner import ui_hash
-from navrl.tasks.expert import Memory
 from navrl.tasks.spec import TaskSpec
 from navrl.tasks.suites import SUITES, suite_tasks
 from navrl.tasks.user import ProfileUser

@@ -25,8 +25,8 @@ from navrl.judge.base import (AskJudge, JudgeUnavailable, PastStep, StepContext,
 from navrl.judge.rewards import DEFAULT_REWARDS, RewardConfig
 from navrl.judge.verdicts import AskVerdict, EndReason, StepVerdict, TerminalVerdict
 from navrl.observation import Observation
+from navrl.planning import Memory
 from navrl.rollout.records import Step, Trajectory
-from navrl.tasks.expert import Memory
 from navrl.tasks.spec import TaskSpec
 from navrl.tasks.user import ProfileUser
 
