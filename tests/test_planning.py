@@ -7,10 +7,20 @@ from navrl import planning
 
 
 def test_old_names_are_the_same_classes() -> None:
+    from navrl.agent.plan import Plan
     from navrl.agent.planner import PlannerOutput
     from navrl.tasks.expert import Memory
+    assert Plan is planning.Plan
     assert PlannerOutput is planning.PlannerOutput
     assert Memory is planning.Memory
+
+
+def test_the_expert_writes_the_plan_block_that_the_parser_reads() -> None:
+    from navrl.agent.plan import parse_plan
+    from navrl.tasks.expert import ExpertStep
+    s = ExpertStep("The list is long.", "Swipe up", "find the order", ("swipe", "up", None))
+    assert s.text() == "Reasoning: The list is long.\nStep: Swipe up\nRemaining: find the order"
+    assert parse_plan(s.text()) == planning.Plan("The list is long.", "Swipe up", "find the order")
 
 
 def test_scripted_web_planner_returns_planner_outputs() -> None:

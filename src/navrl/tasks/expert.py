@@ -21,7 +21,7 @@ from navrl.device.phone.world import CONSENT, POPUPS
 from navrl.observation import Observation, UINode
 # Memory's home is navrl.planning (agents and judges read it too); imported here so that
 # navrl.tasks.expert.Memory keeps working
-from navrl.planning import Memory
+from navrl.planning import Memory, Plan
 from navrl.tasks.spec import Family, TaskSpec
 from navrl.tasks.user import ProfileUser
 
@@ -45,7 +45,7 @@ class ExpertStep:
     intent: tuple
 
     def text(self) -> str:
-        return f"Reasoning: {self.reasoning}\nStep: {self.step}\nRemaining: {self.remaining}"
+        return Plan(self.reasoning, self.step, self.remaining).text()
 
 
 class Ev:
