@@ -29,7 +29,8 @@ def test_scripted_web_planner_returns_planner_outputs() -> None:
     ctx = SimpleNamespace(task=SimpleNamespace(template="-", goal="-"), obs=SimpleNamespace(page={"done": True}))
     (out,) = ScriptedWebPlanner().plan([ctx])
     assert type(out) is planning.PlannerOutput
-    assert out.text == "Reasoning: The page reports the task finished.\nStep: Complete\nRemaining: nothing; the task is done"
+    assert out.text == ("Reasoning: The page reports the task finished.\nStep: Complete\n"
+                        "Remaining: nothing; the task is done")
     assert out.token_ids is None and out.usage == {}
 
 
