@@ -294,13 +294,13 @@ def test_episode_memory_makes_text_from_the_previous_app_typable(vocab):
 
 
 def test_runner_gives_the_previous_apps_last_screen_as_memory():
-    from navrl.rollout.runner import _Episode
+    from navrl.rollout.episode import Episode
     from navrl.tasks.spec import make_task as mk
 
     def obs(app, *labels):
         return Observation(tuple(UINode(str(i), "text", lab, (0, 0, 10, 10)) for i, lab in enumerate(labels)),
                            app, (390, 844), "ios")
-    ep = _Episode(mk("bank_pay_payee", 3), None, 0)
+    ep = Episode(mk("bank_pay_payee", 3), None, 0)
     ep.obs = obs("Contacts", "Nina Petrova", "nina.p@example.org")
     ep.look()
     assert ep.seen_texts() == ()                    # nothing before the first app

@@ -287,8 +287,8 @@ def test_a_hung_page_raises_device_error_and_the_runner_masks_it(host, site):
 
         class Freeze:
             def plan(self, contexts):
-                from navrl.tasks.web import _Out
-                return [_Out('Reasoning: freeze it.\nStep: Tap "Freeze"\nRemaining: none') for _ in contexts]
+                from navrl.planning import PlannerOutput
+                return [PlannerOutput('Reasoning: freeze it.\nStep: Tap "Freeze"\nRemaining: none') for _ in contexts]
         task = WebTaskSpec(id="t:hang", suite="t", template="hang", seed=0, app=app, instruction="Freeze the page",
                            judge="check")
         sj, aj, tj = web_judges()

@@ -142,9 +142,9 @@ class Scripted:
         self.steps = list(steps)
 
     def plan(self, contexts):
-        from navrl.tasks.web import _Out
+        from navrl.planning import PlannerOutput
         s = self.steps.pop(0)
-        return [_Out(f"Reasoning: next.\nStep: {s}\nRemaining: -") for _ in contexts]
+        return [PlannerOutput(f"Reasoning: next.\nStep: {s}\nRemaining: -") for _ in contexts]
 
 
 def _run(task, steps, device):

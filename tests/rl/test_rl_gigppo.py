@@ -55,6 +55,12 @@ def test_phash64_matches_imagehash_and_is_64_bit():
     assert phash64(np.asarray(screen(1))) == phash64(screen(1))
 
 
+def test_phash64_is_the_base_layers_hash():
+    # the rollout records the hash from navrl.imaging; GiGPPO's name for it must be the same function
+    from navrl import imaging
+    assert phash64 is imaging.phash64
+
+
 def test_identical_screenshots_in_sibling_rollouts_have_hamming_zero():
     a, b = screen(7), screen(7)  # two rollouts rendering the same screen: distinct objects
     assert a is not b and phash64(a) == phash64(b)

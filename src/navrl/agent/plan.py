@@ -6,19 +6,12 @@ the block, but never guesses: output with no Step is :data:`UNPARSEABLE`.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+# Plan's home is navrl.planning (the task layer's expert writes the same block); imported here
+# so that navrl.agent.plan.Plan keeps working
+from navrl.planning import Plan
 
 MAX_FIELD = 2000  # characters kept per field; a 100 KB rant is cut, not choked on
-
-
-@dataclass(frozen=True)
-class Plan:
-    reasoning: str
-    step: str
-    remaining: str
-
-    def text(self) -> str:
-        return f"Reasoning: {self.reasoning}\nStep: {self.step}\nRemaining: {self.remaining}"
 
 
 class Unparseable:

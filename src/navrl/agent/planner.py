@@ -6,7 +6,10 @@ import random
 from dataclasses import dataclass, field
 
 from navrl.observation import Observation
-from navrl.tasks.expert import Memory, expert_step
+# PlannerOutput's home is navrl.planning (the task layer's scripted planners build it too);
+# imported here so that navrl.agent.planner.PlannerOutput keeps working
+from navrl.planning import Memory, PlannerOutput
+from navrl.tasks.expert import expert_step
 from navrl.tasks.spec import TaskSpec
 
 
@@ -21,16 +24,6 @@ class PlannerContext:
     answers: list[tuple[str, str]] = field(default_factory=list)    # (question, user answer)
     device: object | None = None   # the live device; only privileged planners (the expert) read it
     seen: tuple[str, ...] = ()     # texts of the last screen of the app used before this one (episode memory)
-
-
-@dataclass
-class PlannerOutput:
-    text: str
-    token_ids: list[int] | None = None
-    logprobs: list[float] | None = None
-    value: float | None = None
-    prompt: str | None = None
-    usage: dict = field(default_factory=dict)
 
 
 class Planner(abc.ABC):

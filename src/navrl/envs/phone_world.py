@@ -13,19 +13,16 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from navrl.actions import ActionError, ActionKind
 from navrl.agent.grounders.accessibility import AccessibilityGrounder
-from navrl.agent.grounders.base import GroundingError
-from navrl.agent.plan import Plan
 from navrl.device.base import DeviceError
 from navrl.device.phone import PerturbConfig
 from navrl.device.phone.skin import get_skin
-from navrl.judge.base import PastStep, StepContext, TerminalContext
 from navrl.judge.oracle import OracleJudge
 from navrl.judge.rewards import DEFAULT_REWARDS, RewardConfig
-from navrl.judge.verdicts import EndReason, TerminalVerdict
-from navrl.rollout.runner import ui_hash
-from navrl.tasks.expert import Memory
+from navrl.judge.verdicts import EndReason
+from navrl.planning import Plan, PlannerOutput
+from navrl.rollout.episode import Episode
+from navrl.rollout.step import Stepper, play
 from navrl.tasks.spec import TaskSpec
 from navrl.tasks.suites import SUITES, suite_tasks
 from navrl.tasks.user import ProfileUser
@@ -68,60 +65,53 @@ class PhoneWorldEnv(gym.Env):
             if self._tasks is None:
                 self._tasks = suite_tasks(self.suite, self.n_tasks, perturb=self.perturb)
             self.task = self._tasks[int(self.np_random.integers(len(self._tasks)))]
-        self.device = self.task.make_device()
-        self.memory = Memory()
-        self.history: list[PastStep] = []
-        self.t = 0
-        self.obs = self.device.observe()
-        self.snap = self.device.snapshot()
-        self.screens = [self.obs]
+        # the runner's step rules with the env's parts: an episode here scores as in the trainer
+        self.stepper = Stepper(self.grounder, self.judge, self.judge, self.judge, self.user, self.rewards)
+        self.episode = ep = Episode(self.task, self.task.make_device(), 0)
+        self.device, self.memory, self.history = ep.device, ep.memory, ep.history
+        ep.obs = self.device.observe()
+        ep.snap = self.stepper.snapshot(self.device)
         return self._obs(), {"task_id": self.task.id, "goal": self.task.goal}
 
     def step(self, action: str):
         assert self.task is not None, "call reset() first"
-        task, obs = self.task, self.obs
-        shash = ui_hash(obs)
+        ep = self.episode
+        info: dict = {"task_id": self.task.id}
+        # a text action is the Step line itself: there is no Reasoning / Remaining block to parse
         plan = Plan("", str(action).strip(), "")
-        info: dict = {"task_id": task.id}
-        self.t += 1
+        was_done = ep.done
         try:
-            act = self.grounder.ground(plan.step, obs)
-            act.validate(obs.screen_size)
-        except (GroundingError, ActionError) as e:
-            act, info["grounding_error"] = None, str(e)
-        reward, terminated = 0.0, False
-        try:
-            if act is not None and act.kind is ActionKind.COMPLETE:
-                return self._end(EndReason.COMPLETE, act.text, info)
-            if act is not None and act.kind is ActionKind.ASK_USER:
-                ans = self.user.answer(task, act.text)
-                ctx = StepContext(task, obs, obs, plan, act, list(self.history), self.memory, shash, self.snap, self.snap)
-                j = self.judge.judge_ask(ctx)
-                reward = self.rewards.ask(j.verdict)
-                self.memory.qa.append((act.text, ans))
-                info.update(verdict=j.verdict.value, user_answer=ans)
-                self.history.append(PastStep(plan.step, act.to_text(), shash, j.verdict.value))
-            else:
-                before = self.snap
-                if act is not None:
-                    self.device.act(act)
-                    self.obs = self.device.observe()
-                    self.snap = self.device.snapshot()
-                    self.screens = (self.screens + [self.obs])[-3:]
-                ctx = StepContext(task, obs, self.obs, plan, act, list(self.history), self.memory, shash, before,
-                                  self.snap)
-                j = self.judge.judge_step(ctx)
-                reward = self.rewards.step(j.verdict)
-                info.update(verdict=j.verdict.value, reason=j.reason)
-                self.history.append(PastStep(plan.step, act.to_text() if act else None, shash, j.verdict.value))
+            notes = play(self.stepper.advance(ep, PlannerOutput(str(action)), plan), self.device,
+                         self.stepper.wants_snapshots())
         except DeviceError as e:
             # infrastructure failure: not the agent's fault; truncate with no reward
             info.update(invalid=True, invalid_reason=e.reason)
             return self._obs(), 0.0, False, True, info
-        if self.t >= task.max_steps:
-            _, r_term, _, trunc, info2 = self._end(EndReason.BUDGET, None, info)
-            return self._obs(), reward + r_term, False, True, info2
-        return self._obs(), reward, terminated, False, info
+        st = ep.traj.steps[-1]
+        if notes.grounding_error is not None:
+            info["grounding_error"] = notes.grounding_error
+        if st.kind == "ask_user":
+            info.update(verdict=st.verdict, user_answer=st.user_answer)
+        elif st.kind != "complete":
+            info.update(verdict=st.verdict, reason=notes.judge_reason)
+        # the terminal reward is paid on the step that ends the episode, once (Gymnasium leaves
+        # steps after the end undefined; they get their step reward only)
+        if not ep.done or was_done:
+            return self._obs(), st.reward, False, False, info
+        tr = ep.traj
+        info.update(terminal_verdict=tr.terminal_verdict, success=tr.success, end=tr.end)
+        return (self._obs(), st.reward + tr.terminal_reward, tr.end == EndReason.COMPLETE.value,
+                tr.end == EndReason.BUDGET.value, info)
+
+    @property
+    def obs(self):
+        """The current screen (an :class:`~navrl.observation.Observation`)."""
+        return self.episode.obs
+
+    @property
+    def t(self) -> int:
+        """Steps taken since the last reset."""
+        return len(self.episode.traj.steps)
 
     def render(self):
         if self.render_mode == "rgb_array":
@@ -129,13 +119,6 @@ class PhoneWorldEnv(gym.Env):
         return None
 
     # ------------------------------------------------------------------ helpers
-    def _end(self, end: EndReason, answer: str | None, info: dict):
-        ctx = TerminalContext(self.task, end, answer, self.screens, list(self.history), self.snap)
-        j = self.judge.judge_terminal(ctx)
-        r = self.rewards.terminal(j.verdict, end)
-        info.update(terminal_verdict=j.verdict.value, success=j.verdict is TerminalVerdict.SUCCESS, end=end.value)
-        return self._obs(), r, end is EndReason.COMPLETE, end is EndReason.BUDGET, info
-
     def _obs(self) -> dict:
         ui = self.obs.ui_text()[:MAX_TEXT]
         ui = "".join(c if c in CHARSET else "?" for c in ui)

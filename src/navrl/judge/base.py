@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from navrl.actions import Action
 from navrl.agent.plan import Plan
 from navrl.observation import Observation
-from navrl.tasks.expert import Memory
+from navrl.planning import Memory
 from navrl.tasks.spec import TaskSpec
 from navrl.judge.verdicts import AskVerdict, EndReason, StepVerdict, TerminalVerdict
 

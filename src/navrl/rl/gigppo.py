@@ -19,10 +19,13 @@ Hamming distance is the same either way.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import torch
 from torch import Tensor, nn
+
+# the screenshot hash lives with the core types (the rollout records it too); re-exported here
+# because GiGPPO callers have always imported it from this module
+from navrl.imaging import phash64
 
 __all__ = [
     "HASH_BITS",
@@ -41,27 +44,6 @@ __all__ = [
 
 HASH_BITS = 64
 _MASK32 = 0xFFFFFFFF
-
-
-def phash64(image: Any) -> int:
-    """64-bit perceptual hash (DCT pHash, ``imagehash.phash`` with hash_size=8) of an image.
-
-    Args:
-        image: a ``PIL.Image.Image`` (or an array ``PIL.Image.fromarray`` accepts).
-    Returns:
-        unsigned python int in [0, 2^64); bit order = imagehash's (row-major, first bit most
-        significant), so ``f"{phash64(im):016x}" == str(imagehash.phash(im))``.
-    """
-    import imagehash  # imported here: only callers that hash screenshots need it
-    from PIL import Image
-
-    if not isinstance(image, Image.Image):
-        image = Image.fromarray(image)
-    bits = imagehash.phash(image, hash_size=8).hash.flatten()
-    value = 0
-    for bit in bits:
-        value = (value << 1) | int(bool(bit))
-    return value
 
 
 def to_signed64(value: int) -> int:

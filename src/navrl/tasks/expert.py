@@ -12,13 +12,16 @@ oracle step judge's notion of progress is that this number goes down.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from navrl.actions import Action
 from navrl.device.phone import PhoneWorld
 from navrl.device.phone.world import CONSENT, POPUPS
 from navrl.observation import Observation, UINode
+# Memory's home is navrl.planning (agents and judges read it too); imported here so that
+# navrl.tasks.expert.Memory keeps working
+from navrl.planning import Memory, Plan
 from navrl.tasks.spec import Family, TaskSpec
 from navrl.tasks.user import ProfileUser
 
@@ -42,20 +45,7 @@ class ExpertStep:
     intent: tuple
 
     def text(self) -> str:
-        return f"Reasoning: {self.reasoning}\nStep: {self.step}\nRemaining: {self.remaining}"
-
-
-@dataclass
-class Memory:
-    """What the episode has learnt outside the screen: questions asked and answers."""
-
-    qa: list[tuple[str, str]] = field(default_factory=list)
-
-    def answers(self) -> list[str]:
-        return [a for _, a in self.qa]
-
-    def copy(self) -> "Memory":
-        return Memory(list(self.qa))
+        return Plan(self.reasoning, self.step, self.remaining).text()
 
 
 class Ev:

@@ -28,6 +28,7 @@ from typing import Any, Callable
 from navrl.device.browser.app import PHONES, WebApp, WebSnapshot
 from navrl.device.browser.sandbox import SandboxError, normalize_origin
 from navrl.observation import Observation, UINode
+from navrl.planning import PlannerOutput
 from navrl.tasks.spec import Family, TaskError
 
 __all__ = ["MINIWOB_SCRIPTS", "MINIWOB_TASKS", "MiniWoBTask", "ScriptedWebPlanner", "WebSuiteError", "WebTaskSpec",
@@ -385,17 +386,6 @@ def scripted_step(task: WebTaskSpec, obs: Observation) -> tuple[str, str, str]:
     return (f"Following the instruction: {task.goal}", step, "finish the task, then declare it complete")
 
 
-@dataclass
-class _Out:
-    """What the episode runner reads of a planner output (the PlannerOutput fields)."""
-    text: str
-    token_ids: list[int] | None = None
-    logprobs: list[float] | None = None
-    value: float | None = None
-    prompt: str | None = None
-    usage: dict = field(default_factory=dict)
-
-
 class ScriptedWebPlanner:
     """The scripted MiniWoB solutions speaking the planner protocol (``plan(contexts)`` ->
     one output per context): the web suite's ``expert`` agent. Reads only the goal and
@@ -403,11 +393,11 @@ class ScriptedWebPlanner:
 
     name = "scripted-web"
 
-    def plan(self, contexts: list) -> list[_Out]:
+    def plan(self, contexts: list) -> list[PlannerOutput]:
         out = []
         for c in contexts:
             reasoning, step, remaining = scripted_step(c.task, c.obs)
-            out.append(_Out(f"Reasoning: {reasoning}\nStep: {step}\nRemaining: {remaining}"))
+            out.append(PlannerOutput(f"Reasoning: {reasoning}\nStep: {step}\nRemaining: {remaining}"))
         return out
 
 

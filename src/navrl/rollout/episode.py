@@ -1,0 +1,55 @@
+"""The state of one live episode: its device and screen, what it has planned, asked and seen.
+
+The batched runner keeps one per task it runs and the Gymnasium env one per reset; the
+shared step logic (:mod:`navrl.rollout.step`) reads and updates it.
+"""
+from __future__ import annotations
+
+from navrl.device.base import Device
+from navrl.judge.base import PastStep
+from navrl.observation import Observation
+from navrl.planning import Memory
+from navrl.rollout.records import Trajectory
+from navrl.tasks.spec import TaskSpec
+
+
+class Episode:
+    """One episode in progress; ``traj`` is its record, ``done`` once it has ended."""
+
+    def __init__(self, task: TaskSpec, device: Device, group: int):
+        self.task, self.device = task, device
+        self.traj = Trajectory(task=task.to_dict(), group=group)
+        self.memory = Memory()
+        self.history: list[PastStep] = []
+        self.plans: list[tuple[str, str]] = []
+        self.remaining = ""
+        self.screens: list[Observation] = []
+        self.seen: set[tuple[str, str]] = set()
+        self.last_screen: dict[str, Observation] = {}   # app -> the last screen seen in it
+        self.apps: list[str] = []                       # apps in order of last use
+        self.done = False
+        self.obs: Observation | None = None
+        self.snap: object | None = None
+
+    def look(self) -> None:
+        """Note the current screen as the last one seen in its app."""
+        app = self.obs.app if self.obs is not None else None
+        if app:
+            self.last_screen[app] = self.obs
+            if app in self.apps:
+                self.apps.remove(app)
+            self.apps.append(app)
+
+    def seen_texts(self, max_texts: int = 24) -> tuple[str, ...]:
+        """Episode memory: the texts of the last screen of the app used before the current one
+        (what a multi-app task carries over: a code, an amount, an address, a day)."""
+        current = self.obs.app if self.obs is not None else None
+        prev = next((a for a in reversed(self.apps) if a != current), None)
+        if prev is None:
+            return ()
+        texts: list[str] = []
+        for n in self.last_screen[prev].nodes:
+            for t in (n.label, n.value):
+                if t and t[:80] not in texts:
+                    texts.append(t[:80])
+        return tuple(texts[:max_texts])
