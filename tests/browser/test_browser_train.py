@@ -68,3 +68,23 @@ def test_ppo_on_a_web_app_yaml_suite(sft_path, tmp_path, site, capsys):
     assert json.loads((tmp_path / "run" / "parts.json").read_text())["devices"] == "browser"
     assert ev["app"]["n"] == 2 and ev["app"]["masked"] == 0
     assert "app: success:" in capsys.readouterr().out
+
+
+def test_sft_on_miniwob_scripted_solutions_then_ppo(tmp_path, capsys):
+    """``navrl sft --suite miniwob``: behaviour cloning from the scripted solutions (only the
+    episodes the page calls a success), then one PPO update from that policy on the same tasks."""
+    sft = tmp_path / "sft"
+    assert main(["sft", "--preset", "quick-pointer", "--suite", "miniwob", "--tasks", "click-test,focus-text",
+                 "--out", str(sft), "--batch", "6"]) == 0
+    meta = json.loads((sft / "sft.json").read_text())
+    assert meta["demonstrations"] >= 12          # 12 episodes (quick-pointer's n_tasks), >= 1 step each
+    ev = _train(sft / "sft.pt", tmp_path / "run", "--suite", "miniwob", "--tasks", "click-test,focus-text")
+    assert ev["miniwob"]["n"] == 2
+    capsys.readouterr()
+
+
+def test_sft_refuses_a_miniwob_task_without_a_script(tmp_path, capsys):
+    rc = main(["sft", "--preset", "quick-pointer", "--suite", "miniwob", "--tasks", "bisect-angle",
+               "--out", str(tmp_path / "sft")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(err) == 1 and "no scripted solution" in err[0]

@@ -1,4 +1,5 @@
-"""``navrl sft``: reasoning synthesis + supervised warm start of the tiny planner."""
+"""``navrl sft``: reasoning synthesis + supervised warm start of the planner, from the phone
+world's expert or MiniWoB++'s scripted solutions (``--suite miniwob``)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -14,6 +15,12 @@ def register(sub) -> None:
     s.add_argument("--seed", type=int, default=0)
     s.add_argument("--teacher", choices=["templates", "llm"], default="templates",
                    help="who writes reasoning and remaining plans (llm: NAVRL_API_* endpoint)")
+    s.add_argument("--suite", default="train", choices=["train", "miniwob"],
+                   help="train: the phone world's expert on clean single-app tasks; miniwob: MiniWoB++'s scripted "
+                        "solutions in Chromium (successful episodes only)")
+    s.add_argument("--tasks", default=None, metavar="A,B,...",
+                   help="with --suite miniwob: which tasks (those with a scripted solution; default all of them)")
+    s.add_argument("--batch", type=int, default=8, help="with --suite miniwob: browser pages side by side")
     s.set_defaults(fn=run)
 
 
@@ -28,7 +35,7 @@ def make_teacher(name: str):
         raise CLIError(f"--teacher llm: {e}") from None
 
 
-def sft_with_progress(preset, out: Path, teacher, seed: int):
+def sft_with_progress(preset, out: Path, teacher, seed: int, collect=None):
     from navrl.cli.progress import bar
     from navrl.experiments.pipeline import run_sft
     total = preset.sft.epochs * 10_000
@@ -36,19 +43,64 @@ def sft_with_progress(preset, out: Path, teacher, seed: int):
         def prog(step: int, tot: int, loss: float) -> None:
             adv.set_total(tot)
             adv(1, f"loss {loss:.3f}")
-        return run_sft(preset, out, teacher, seed, prog)
+        return run_sft(preset, out, teacher, seed, prog, collect=collect)
+
+
+def miniwob_collector(names: list[str], n_tasks: int, seed: int, batch: int):
+    """Demonstrations from MiniWoB++'s scripted solutions on fresh instances, in a browser pool
+    judged by the page (only the episodes the page calls a success are kept)."""
+    from navrl.cli.parts import close_farm, device_farm
+    from navrl.judge.sets import make_judges
+    from navrl.rl.sft import collect_demonstrations
+    from navrl.tasks.web import MINIWOB_SCRIPTS, ScriptedWebPlanner, miniwob_tasks
+    names = names or list(MINIWOB_SCRIPTS)
+    bad = [x for x in names if x not in MINIWOB_SCRIPTS]
+    if bad:
+        raise CLIError(f"--tasks: {bad[0]} has no scripted solution to learn from (scripted: "
+                       f"{', '.join(MINIWOB_SCRIPTS)})")
+    if batch <= 0:
+        raise CLIError("--batch must be positive")
+    tasks = miniwob_tasks(n_tasks, seed=seed, names=names)
+
+    def collect(policy, teacher):
+        farm = device_farm("browser", _NoRay(), min(batch, len(tasks)))
+        try:
+            demos = []
+            for i in range(0, len(tasks), batch):
+                demos += collect_demonstrations(policy, 0, teacher, tasks=tasks[i:i + batch], expert=ScriptedWebPlanner(),
+                                                judges=make_judges("page"), devices=farm)
+            return demos
+        finally:
+            close_farm(farm)
+    return collect
+
+
+class _NoRay:
+    """The farm flags of a command that has none: the in-process pool."""
+    ray, hosts = None, 1
 
 
 def run(args) -> int:
     from navrl.rl.config import ConfigError
     from navrl.rl.presets import get_preset
+    from navrl.rl.sft import NoDemonstrations
     try:
         preset = get_preset(args.preset)
     except ConfigError as e:
         raise CLIError(str(e)) from None
     teacher = make_teacher(args.teacher)
+    collect = None
+    if args.suite == "miniwob":
+        from navrl.cli.parts import need_browser, split_names
+        need_browser()
+        collect = miniwob_collector(split_names(args.tasks), preset.sft.n_tasks, args.seed, args.batch)
+    elif args.tasks:
+        raise CLIError("--tasks chooses MiniWoB++ tasks: use it with --suite miniwob")
     out = prepare_out_dir(args.out, overwrite=args.overwrite)
-    policy, res = sft_with_progress(preset, out, teacher, args.seed)
+    try:
+        policy, res = sft_with_progress(preset, out, teacher, args.seed, collect)
+    except NoDemonstrations as e:
+        raise CLIError(str(e)) from None
     print(f"SFT: {res.n_train} train / {res.n_heldout} held-out steps, held-out loss "
           f"{res.heldout_before:.3f} -> {res.heldout_after:.3f} in {res.seconds:.0f} s")
     print(f"policy: {out / 'sft.pt'}")

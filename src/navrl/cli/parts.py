@@ -129,8 +129,8 @@ def task_source(suite: SuiteChoice, args, perturb=None):
         if suite.kind == "phone":
             return PhoneWorldTasks(suite.arg, perturb=perturb, faults=parse_faults(args.faults))
         if suite.kind == "miniwob":
-            _need_browser()
-            return MiniWoBTasks(_names(args.tasks))
+            need_browser()
+            return MiniWoBTasks(split_names(args.tasks))
         return FixedTasks(_load_file_suite(suite, args), name=suite.name)
     except TaskError as e:
         raise CLIError(str(e)) from None
@@ -144,9 +144,9 @@ def eval_tasks(suite: SuiteChoice, args, n: int | None, seed: int) -> list:
             from navrl.tasks.suites import suite_tasks
             tasks = suite_tasks(suite.arg, n, seed=seed)
         elif suite.kind == "miniwob":
-            _need_browser()
+            need_browser()
             from navrl.tasks.web import miniwob_tasks
-            tasks = miniwob_tasks(n, seed=seed, names=_names(args.tasks) or None)
+            tasks = miniwob_tasks(n, seed=seed, names=split_names(args.tasks) or None)
         else:
             tasks = _load_file_suite(suite, args)[:n]
     except TaskError as e:
@@ -155,11 +155,11 @@ def eval_tasks(suite: SuiteChoice, args, n: int | None, seed: int) -> list:
     return [t.with_(faults=faults) for t in tasks] if faults is not None else tasks
 
 
-def _names(spec: str | None) -> list[str]:
+def split_names(spec: str | None) -> list[str]:
     return [x.strip() for x in (spec or "").split(",") if x.strip()]
 
 
-def _need_browser() -> None:
+def need_browser() -> None:
     from navrl.device.browser import browser_ready
     from navrl.tasks.web import miniwob_available
     why = browser_ready() or miniwob_available()
@@ -217,7 +217,7 @@ def device_farm(kind: str, args, batch: int, screenshots: bool = False) -> Any |
 
 
 def _mobile_backend(kind: str, args):
-    serials = _names(args.serials)
+    serials = split_names(args.serials)
     if kind == "android":
         from navrl.device.android import AndroidBackend, AndroidConfig, AndroidSnapshot
         host, _, port = args.adb.rpartition(":")
@@ -228,7 +228,7 @@ def _mobile_backend(kind: str, args):
                               snapshot_for=lambda task: snap)
     from navrl.device.ios import IOSBackend, IOSSnapshot
     try:
-        snap = IOSSnapshot(tuple(_names(args.reset)), relaunch=bool(args.reset))
+        snap = IOSSnapshot(tuple(split_names(args.reset)), relaunch=bool(args.reset))
     except ValueError as e:
         raise CLIError(f"--reset: {e}") from None
     return IOSBackend(urls=serials, snapshot_for=lambda task: snap)
@@ -240,10 +240,10 @@ def _android_reset(spec: str, snapshot_cls):
         if kind == "emulator":
             return snapshot_cls("emulator", rest)
         if kind == "clear":
-            return snapshot_cls("clear", packages=tuple(_names(rest)))
+            return snapshot_cls("clear", packages=tuple(split_names(rest)))
         if kind == "app_data":
             name, _, pkgs = rest.partition(":")
-            return snapshot_cls("app_data", name, tuple(_names(pkgs)))
+            return snapshot_cls("app_data", name, tuple(split_names(pkgs)))
     except ValueError as e:
         raise CLIError(f"--reset {spec!r}: {e}") from None
     raise CLIError(f"--reset {spec!r}: use emulator:NAME, clear:PKG,... or app_data:NAME:PKG,...")

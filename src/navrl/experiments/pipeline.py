@@ -13,7 +13,7 @@ from navrl.agent.policy.tiny import TinyPlanner
 from navrl.agent.policy.tokenizer import corpus_and_labels, train_tokenizer
 from navrl.fileio import atomic_write_bytes, atomic_write_text, save_image
 from navrl.rl.presets import Preset
-from navrl.rl.sft import SFTResult, TemplateTeacher, Teacher, collect_demonstrations, train_sft
+from navrl.rl.sft import NoDemonstrations, SFTResult, TemplateTeacher, Teacher, collect_demonstrations, train_sft
 from navrl.rl.trainer import CheckpointError, load_checkpoint_file
 
 
@@ -32,12 +32,19 @@ def build_policy(preset: Preset, seed: int = 0) -> Policy:
 
 
 def run_sft(preset: Preset, out_dir: str | Path, teacher: Teacher | None = None, seed: int = 0,
-            progress=None) -> tuple[Policy, SFTResult]:
-    """Tokenizer, demonstrations, SFT; writes ``out_dir/sft.pt`` and ``sft.json``."""
+            progress=None, collect=None) -> tuple[Policy, SFTResult]:
+    """Tokenizer, demonstrations, SFT; writes ``out_dir/sft.pt`` and ``sft.json``.
+
+    ``collect(policy, teacher) -> demos`` replaces the phone world's demonstrations (e.g.
+    MiniWoB++'s scripted solutions: ``navrl sft --suite miniwob``)."""
     torch.set_num_threads(preset.train.torch_threads)
     out = Path(out_dir)
     policy = build_policy(preset, seed)
-    demos = collect_demonstrations(policy, preset.sft.n_tasks, teacher or TemplateTeacher(compact=True), seed=seed)
+    teacher = teacher or TemplateTeacher(compact=True)
+    demos = (collect(policy, teacher) if collect is not None
+             else collect_demonstrations(policy, preset.sft.n_tasks, teacher, seed=seed))
+    if not demos:
+        raise NoDemonstrations("no demonstrations: the expert succeeded on none of the tasks")
     res = train_sft(policy, demos, preset.sft, progress)
     save_policy(policy, out / "sft.pt", {"stage": "sft", "preset": preset.name})
     atomic_write_text(out / "sft.json", json.dumps({

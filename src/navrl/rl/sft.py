@@ -1,7 +1,8 @@
 """Reasoning synthesis + supervised warm start of the planner (the paper's SFT stage).
 
 Demonstrations come from the phone world's expert on clean (unperturbed) single-app
-train tasks — like the transcript's human-annotated, mostly successful trajectories.
+train tasks — like the transcript's human-annotated, mostly successful trajectories — or
+from any expert on any tasks (MiniWoB++'s scripted solutions: :func:`collect_demonstrations`).
 Their reasoning and remaining plans are filled by a *teacher*: the expert's templates by
 default, or an LLM through the OpenAI-compatible client.
 """
@@ -23,6 +24,10 @@ from navrl.judge.oracle import OracleJudge
 from navrl.rollout.runner import EpisodeRunner
 from navrl.tasks.spec import Family
 from navrl.tasks.suites import suite_tasks
+
+
+class NoDemonstrations(ValueError):
+    """The expert succeeded on none of the demonstration tasks: nothing to learn from."""
 
 
 @dataclass(frozen=True)
@@ -77,21 +82,21 @@ class LLMTeacher:
 
 
 class _Recorder(Planner):
-    """The expert, recording (policy prompt, teacher target) pairs as it plays."""
+    """The expert, recording (task id, policy prompt, teacher target) as it plays."""
 
     name = "expert"
 
-    def __init__(self, policy: Policy, teacher: Teacher):
+    def __init__(self, policy: Policy, teacher: Teacher, expert: Planner | None = None):
         self.policy, self.teacher = policy, teacher
-        self.expert = ExpertPlanner()
-        self.demos: list[Demo] = []
+        self.expert = expert or ExpertPlanner()
+        self.demos: list[tuple[str, Demo]] = []
 
     def plan(self, contexts: list[PlannerContext]) -> list[PlannerOutput]:
         outs = []
         for c, o in zip(contexts, self.expert.plan(contexts)):
             p = self.policy.prompt_text(c)
             target = self.teacher.fill(p, o.text)
-            self.demos.append(Demo(p, target))
+            self.demos.append((c.task.id, Demo(p, target)))
             # The episode goes on with the teacher's text, so the next prompt shows the
             # remaining plan the policy will have written itself (not the expert's longer
             # one): demonstration prompts look like the policy's own at test time.
@@ -105,13 +110,25 @@ def sft_tasks(n: int, seed: int = 0):
     return suite_tasks("train", n, seed=seed, perturb=PerturbConfig.off(), families=fams, single_app=True)
 
 
-def collect_demonstrations(policy: Policy, n_tasks: int, teacher: Teacher | None = None, seed: int = 0) -> list[Demo]:
-    rec = _Recorder(policy, teacher or TemplateTeacher())
-    judge = OracleJudge()
-    runner = EpisodeRunner(rec, AccessibilityGrounder(), judge, judge, judge)
-    trajs = runner.run(sft_tasks(n_tasks, seed))
-    assert all(t.success for t in trajs), "the expert failed a clean demonstration task"
-    return rec.demos
+def collect_demonstrations(policy: Policy, n_tasks: int, teacher: Teacher | None = None, seed: int = 0, *,
+                           tasks: list | None = None, expert: Planner | None = None, judges=None,
+                           devices=None) -> list[Demo]:
+    """Demonstration steps: the expert plays ``tasks`` and every step becomes (the policy's
+    prompt, the teacher's text). Default: the phone world's expert on ``n_tasks`` clean
+    single-app train tasks, judged by the oracle (every one must succeed). With other parts
+    (e.g. MiniWoB++'s scripted solutions in Chromium, the page judges and a browser pool),
+    only the steps of episodes the judges call a success are kept."""
+    rec = _Recorder(policy, teacher or TemplateTeacher(), expert)
+    if judges is None:
+        judge = OracleJudge()
+        judges = (judge, judge, judge)
+    runner = EpisodeRunner(rec, AccessibilityGrounder(), *judges[:3])
+    phone = tasks is None
+    trajs = runner.run(sft_tasks(n_tasks, seed) if phone else list(tasks), devices=devices)
+    if phone:
+        assert all(t.success for t in trajs), "the expert failed a clean demonstration task"
+    won = {t.task.get("id") for t in trajs if t.valid and t.success}
+    return [d for tid, d in rec.demos if tid in won]
 
 
 @dataclass
