@@ -88,7 +88,8 @@ class Trainer:
         self.rng = random.Random(cfg.seed)
         self.update = 0
         self.tasks = tasks or PhoneWorldTasks("train", perturb=None if cfg.train_perturb else PerturbConfig.off())
-        self.judges = judges or make_judges("oracle")
+        # a plain (step, ask, terminal) tuple works too
+        self.judges = judges if isinstance(judges, JudgeSet) else JudgeSet(*judges[:3]) if judges else make_judges("oracle")
         self.devices = devices
         self.grounder = grounder or AccessibilityGrounder()
         self.runner = EpisodeRunner(policy, self.grounder, *self.judges[:3], rewards=self.rewards,
