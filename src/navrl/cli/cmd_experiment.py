@@ -1,4 +1,5 @@
-"""``navrl experiment paper-table``: the transcript's comparison on the phone world."""
+"""``navrl experiment paper-table`` (the transcript's comparison on the phone world) and
+``navrl experiment miniwob`` (MiniWoB++ as a learning benchmark)."""
 from __future__ import annotations
 
 import shlex
@@ -20,19 +21,35 @@ def register(sub) -> None:
     p.add_argument("--out", default="runs/paper-table")
     p.add_argument("--overwrite", action="store_true", help="replace results already in OUT")
     p.set_defaults(fn=run)
+    m = esub.add_parser("miniwob", help="MiniWoB++: BC only vs BC + RL vs RL only, next to the published anchors")
+    m.add_argument("--config", default=None, help="YAML (default src/navrl/experiments/configs/miniwob.yaml)")
+    m.add_argument("--quick", action="store_true", help="2 tasks, tiny sizes: checks the plumbing, not the result")
+    m.add_argument("--out", default="runs/miniwob")
+    m.add_argument("--overwrite", action="store_true", help="replace results already in OUT")
+    m.set_defaults(fn=run_miniwob)
 
 
-def run(args) -> int:
-    from navrl.experiments.paper_table import TableConfig, run_paper_table
+def _experiment(args, stem: str, load, run_it) -> int:
+    """Load the config (``--config``, or ``configs/STEM[_quick].yaml``), prepare OUT, run, say where."""
     from navrl.rl.config import ConfigError
-    name = "paper_table_quick.yaml" if args.quick else "paper_table.yaml"
-    path = Path(args.config) if args.config else CONFIGS / name
+    path = Path(args.config) if args.config else CONFIGS / f"{stem}{'_quick' if args.quick else ''}.yaml"
     try:
-        cfg = TableConfig.load(path)
+        cfg = load(path)
     except ConfigError as e:
         raise CLIError(str(e)) from None
     prepare_out_dir(args.out, overwrite=args.overwrite)
     cmd = "navrl " + " ".join(shlex.quote(a) for a in sys.argv[1:])
-    md = run_paper_table(cfg, args.out, command=cmd)
-    print(f"results: {md}")
+    print(f"results: {run_it(cfg, args.out, command=cmd)}")
     return 0
+
+
+def run(args) -> int:
+    from navrl.experiments.paper_table import TableConfig, run_paper_table
+    return _experiment(args, "paper_table", TableConfig.load, run_paper_table)
+
+
+def run_miniwob(args) -> int:
+    from navrl.cli.parts import need_browser
+    from navrl.experiments.miniwob import MiniWoBConfig, run_miniwob as run_it
+    need_browser()
+    return _experiment(args, "miniwob", MiniWoBConfig.load, run_it)

@@ -10,14 +10,13 @@ from __future__ import annotations
 import csv
 import io
 import json
-import subprocess
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
+from navrl.experiments.common import git_commit, load_config_file
 from navrl.experiments.pipeline import load_policy, run_sft
 from navrl.fileio import atomic_write_bytes, atomic_write_text
 from navrl.rl.config import ConfigError
@@ -47,14 +46,6 @@ class _TableFile(BaseModel):
     methods: list[_MethodFile] = Field(min_length=1)
 
 
-def _first_error(e: ValidationError) -> str:
-    err = e.errors()[0]
-    loc = ".".join(str(x) for x in err["loc"]) or "file"
-    got = err.get("input")
-    shown = "" if isinstance(got, dict) else f", got {got!r:.60}"
-    return f"{loc}: {err['msg'][0].lower() + err['msg'][1:]}{shown}"
-
-
 @dataclass
 class Method:
     name: str
@@ -75,22 +66,7 @@ class TableConfig:
     @staticmethod
     def load(path: str | Path) -> "TableConfig":
         p = Path(path)
-        try:
-            raw = yaml.safe_load(p.read_text(encoding="utf-8"))
-        except UnicodeDecodeError:
-            raise ConfigError(f"cannot read {p}: not a UTF-8 text file") from None
-        except OSError as e:
-            raise ConfigError(f"cannot read {p}: {e.strerror or e}") from None
-        except yaml.YAMLError as e:
-            mark = getattr(e, "problem_mark", None)
-            where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
-            raise ConfigError(f"{p}: YAML syntax error{where}: {getattr(e, 'problem', None) or e}") from None
-        if not isinstance(raw, dict):
-            raise ConfigError(f"{p}: expected a mapping of settings, got {type(raw).__name__}")
-        try:
-            f = _TableFile(**{str(k): v for k, v in raw.items()})
-        except ValidationError as e:
-            raise ConfigError(f"{p}: {_first_error(e)}") from None
+        f = load_config_file(p, _TableFile)
         cfg = TableConfig(preset=f.preset, seed=f.seed, updates=f.updates, eval_at=list(f.eval_at),
                           eval_episodes=f.eval_episodes, suites=list(f.suites),
                           methods=[Method(m.name, m.estimator, m.reward) for m in f.methods])
@@ -114,13 +90,6 @@ class TableConfig:
         for m in self.methods:
             get_preset(self.preset, estimator=m.estimator, reward_preset=m.reward)
         return self
-
-
-def _git_commit() -> str:
-    try:
-        return subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10).stdout.strip()
-    except Exception:
-        return "unknown"
 
 
 def run_paper_table(cfg: TableConfig, out: str | Path, command: str = "", log=print) -> Path:
@@ -204,7 +173,7 @@ def write_outputs(cfg: TableConfig, rows: list[dict], out: Path, command: str = 
     atomic_write_text(out / "results.csv", buf.getvalue())
     atomic_write_text(out / "results.json", json.dumps({"config": _cfg_dict(cfg), "rows": rows,
                                                         "comparisons": comparisons or [],
-                                                        "commit": _git_commit(), "command": command,
+                                                        "commit": git_commit(), "command": command,
                                                         "minutes": minutes}, indent=2))
     atomic_write_text(out / "results.md", results_markdown(cfg, rows, command, minutes, comparisons))
     _plots(cfg, rows, out)
@@ -221,7 +190,7 @@ def results_markdown(cfg: TableConfig, rows: list[dict], command: str, minutes: 
     idx = {(r["method"], r["update"], r["suite"]): r for r in rows}
     lines = ["# Results: the transcript's table on the phone world", "",
              f"- command: `{command or 'navrl experiment paper-table'}`",
-             f"- commit: `{_git_commit()}`",
+             f"- commit: `{git_commit()}`",
              f"- preset `{cfg.preset}`, seed {cfg.seed}, {cfg.updates} updates per method, "
              f"{cfg.eval_episodes} episodes per suite and checkpoint, {minutes:.0f} min", "",
              "Success rate in % with the 95% Wilson interval; rows are methods at fixed update counts "

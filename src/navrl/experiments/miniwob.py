@@ -1,0 +1,296 @@
+"""``navrl experiment miniwob``: MiniWoB++ as a learning benchmark (BC-only, BC + RL, RL-only).
+
+One multi-task policy for all the config's tasks (as CC-Net): behaviour cloning from the
+scripted solutions where a task has one, then online RL with navrl's trainer on fresh
+instances of every task (the page's reward as terminal judge, a pool of browser pages);
+and RL from an untrained policy. Each is evaluated on the same fresh instances per task
+(paired). Writes ``results.md`` (per task: the three methods with 95% intervals next to the
+published anchors of ``configs/miniwob_anchors.csv`` where present), ``results.csv``,
+``curves.png`` (training success per update) and ``results.json`` (config, commit, command,
+throughput: environment steps per second during RL and the share of time in the browser vs
+the planner).
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from navrl.eval import evaluate, paired_counts, paired_difference_interval
+from navrl.experiments.common import git_commit, load_config_file
+from navrl.experiments.pipeline import build_policy, load_policy, save_policy
+from navrl.fileio import atomic_write_bytes, atomic_write_text
+from navrl.judge.sets import make_judges
+from navrl.rl.config import ConfigError, TrainConfig
+from navrl.rl.presets import get_preset
+from navrl.rl.sft import TemplateTeacher, collect_demonstrations, train_sft
+from navrl.rl.trainer import Trainer
+from navrl.tasks.source import MiniWoBTasks
+
+METHODS = ("bc", "bc_rl", "rl")
+LABELS = {"bc": "BC only", "bc_rl": "BC + RL", "rl": "RL only"}
+ANCHORS = Path(__file__).resolve().parent / "configs" / "miniwob_anchors.csv"
+EVAL_SEED = 7    # the evaluation instances' seed block (training draws its seeds from its own RNG)
+
+
+class _File(BaseModel):
+    """The YAML file's schema (strict: wrong types and unknown keys are errors)."""
+    model_config = ConfigDict(extra="forbid", strict=True)
+    preset: str = "demo"
+    seed: int = 0
+    tasks: list[str] = Field(min_length=1)
+    bc_episodes_per_task: int = Field(40, ge=1)
+    updates: int = Field(40, ge=1)
+    eval_episodes: int = Field(100, ge=1)
+    pages: int = Field(8, ge=1)
+    methods: list[str] = Field(default_factory=lambda: list(METHODS), min_length=1)
+    train: dict = Field(default_factory=dict)
+
+
+@dataclass
+class MiniWoBConfig:
+    preset: str = "demo"
+    """Planner sizes and the base TrainConfig (``train`` overrides its fields)."""
+    seed: int = 0
+    tasks: list[str] = field(default_factory=list)
+    """MiniWoB++ task pages (any of the installed package); one policy learns them all."""
+    bc_episodes_per_task: int = 40
+    """Scripted episodes per task that has a scripted solution (BC data)."""
+    updates: int = 40
+    """RL updates of BC + RL and of RL-only."""
+    eval_episodes: int = 100
+    """Fresh instances per task and method (the same instances for every method)."""
+    pages: int = 8
+    """Browser pages side by side (collection and evaluation)."""
+    methods: list[str] = field(default_factory=lambda: list(METHODS))
+    train: dict = field(default_factory=dict)
+    """TrainConfig overrides for the RL runs (e.g. tasks_per_update, max_steps)."""
+
+    @staticmethod
+    def load(path: str | Path) -> "MiniWoBConfig":
+        f = load_config_file(path, _File)
+        cfg = MiniWoBConfig(**f.model_dump())
+        try:
+            return cfg.validate()
+        except ConfigError as e:
+            raise ConfigError(f"{path}: {e}") from None
+
+    def validate(self) -> "MiniWoBConfig":
+        bad = [m for m in self.methods if m not in METHODS]
+        if bad:
+            raise ConfigError(f"unknown method {bad[0]!r}; choose from {', '.join(METHODS)}")
+        try:
+            MiniWoBTasks(self.tasks)
+        except ValueError as e:
+            raise ConfigError(str(e)) from None
+        self.train_config()
+        return self
+
+    def train_config(self) -> TrainConfig:
+        base = get_preset(self.preset, seed=self.seed).train
+        try:
+            cfg = replace(base, num_updates=self.updates, eval_every=0, sft_coef=0.0, task_pool=0, **self.train)
+        except TypeError as e:
+            raise ConfigError(f"train: {e}") from None
+        return cfg.validate()
+
+
+def run_miniwob(cfg: MiniWoBConfig, out: str | Path, command: str = "", log=print) -> Path:
+    from navrl.device.browser import BrowserBackend
+    from navrl.device.ray_farm import make_device_factory
+    from navrl.tasks.web import MINIWOB_SCRIPTS, ScriptedWebPlanner, miniwob_tasks
+    out = Path(out)
+    t0 = time.perf_counter()
+    preset = get_preset(cfg.preset, seed=cfg.seed)
+    tcfg = cfg.train_config()
+    judges = make_judges("page")
+    farm = make_device_factory(None, devices=max(cfg.pages, tcfg.trajectories_per_update),
+                               backend=BrowserBackend(screenshots="eager" if tcfg.estimator_spec.needs_state_hashes
+                                                      else "off"))
+    rows: list[dict] = []
+    outcomes: dict[tuple[str, str], dict[str, bool]] = {}
+    meta: dict = {"throughput": {}}
+    try:
+        # BC: the scripted solutions' successful episodes, fresh instances of their own
+        scripted = [t for t in cfg.tasks if t in MINIWOB_SCRIPTS]
+        bc = build_policy(preset, cfg.seed)
+        if scripted:
+            demo_tasks = miniwob_tasks(len(scripted) * cfg.bc_episodes_per_task, seed=cfg.seed + 1, names=scripted)
+            log(f"BC: {len(demo_tasks)} scripted episodes of {len(scripted)} tasks")
+            demos = []
+            for i in range(0, len(demo_tasks), cfg.pages):
+                demos += collect_demonstrations(bc, 0, TemplateTeacher(compact=True), tasks=demo_tasks[i:i + cfg.pages],
+                                                expert=ScriptedWebPlanner(), judges=judges, devices=farm)
+            res = train_sft(bc, demos, preset.sft)
+            meta["bc"] = {"tasks": scripted, "demonstration_steps": len(demos), "seconds": res.seconds}
+        save_policy(bc, out / "bc" / "policy.pt", {"stage": "bc", "tasks": scripted})
+
+        def evaluate_all(method: str, policy) -> None:
+            policy.sample = False
+            for name in cfg.tasks:
+                tasks = miniwob_tasks(cfg.eval_episodes, seed=EVAL_SEED, names=[name])
+                r = evaluate(policy, "miniwob", tasks=tasks, devices=farm, judges=tuple(judges[:3]),
+                             batch_size=cfg.pages)
+                outcomes[(method, name)] = r.successes_by_task()
+                d = r.to_dict()
+                rows.append({"method": method, "task": name, "n": r.n, "successes": r.successes,
+                             "success": d["success"], "ci_low": d["ci_low"], "ci_high": d["ci_high"],
+                             "masked": r.masked, "mean_length": d["mean_length"]})
+                log(f"  {LABELS[method]:8s} {name:22s} {r.summary().splitlines()[0]}")
+            policy.sample = True
+
+        def rl(method: str, policy) -> None:
+            log(f"{LABELS[method]}: {cfg.updates} updates of {tcfg.tasks_per_update} tasks x "
+                f"{tcfg.rollouts_per_task} rollouts ({tcfg.estimator})")
+            tr = Trainer(policy, replace(tcfg, seed=cfg.seed), out / method, tasks=MiniWoBTasks(cfg.tasks),
+                         judges=judges, devices=farm)
+            steps, t_rl = 0, time.perf_counter()
+            while tr.update < cfg.updates:
+                st = tr.train_step()
+                steps += int(st.metrics.get("samples", 0))
+                log(f"    update {tr.update}: success {st.metrics.get('success')}")
+            tr.save_checkpoint()
+            tm = tr.runner.timings
+            meta["throughput"][method] = {
+                "env_steps": steps, "seconds": time.perf_counter() - t_rl,
+                "env_steps_per_s": steps / max(1e-9, time.perf_counter() - t_rl),
+                "rollout_share_browser": tm["device"] / max(1e-9, tm["total"]),
+                "rollout_share_planner": tm["planner"] / max(1e-9, tm["total"])}
+            evaluate_all(method, tr.policy)
+
+        if "bc" in cfg.methods:
+            log("BC only")
+            evaluate_all("bc", load_policy(out / "bc" / "policy.pt"))
+        if "bc_rl" in cfg.methods:
+            rl("bc_rl", load_policy(out / "bc" / "policy.pt"))
+        if "rl" in cfg.methods:
+            rl("rl", build_policy(preset, cfg.seed))
+    finally:
+        farm.close()
+    meta.update(minutes=(time.perf_counter() - t0) / 60, commit=git_commit(), command=command,
+                config=dict(cfg.__dict__))
+    write_outputs(cfg, rows, outcomes, meta, out)
+    return out / "results.md"
+
+
+# ------------------------------------------------------------------------------ outputs
+def load_anchors(path: Path = ANCHORS) -> dict[str, dict[str, float]]:
+    """Published per-task success of the anchor papers (empty cells left out)."""
+    if not path.exists():
+        return {}
+    out: dict[str, dict[str, float]] = {}
+    for r in csv.DictReader(path.read_text(encoding="utf-8").splitlines()):
+        out[r["task"]] = {k: float(v) for k, v in r.items() if k != "task" and v not in ("", None)}
+    return out
+
+
+def write_outputs(cfg: MiniWoBConfig, rows: list[dict], outcomes: dict, meta: dict, out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    buf = io.StringIO()
+    if rows:
+        w = csv.DictWriter(buf, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    atomic_write_text(out / "results.csv", buf.getvalue())
+    comps = _comparisons(cfg, outcomes)
+    atomic_write_text(out / "results.json", json.dumps({**meta, "rows": rows, "comparisons": comps}, indent=2,
+                                                       default=str))
+    atomic_write_text(out / "results.md", results_markdown(cfg, rows, comps, meta, load_anchors()))
+    _curves(cfg, out)
+
+
+def _comparisons(cfg: MiniWoBConfig, outcomes: dict) -> list[dict]:
+    """BC + RL vs BC only and RL only vs BC only over all tasks' instances (paired by instance)."""
+    res = []
+    for a, b in (("bc_rl", "bc"), ("rl", "bc")):
+        x = {f"{t}/{k}": v for t in cfg.tasks for k, v in outcomes.get((a, t), {}).items()}
+        y = {f"{t}/{k}": v for t in cfg.tasks for k, v in outcomes.get((b, t), {}).items()}
+        if not x or not y:
+            continue
+        n11, n10, n01, n00 = paired_counts(x, y)
+        n = n11 + n10 + n01 + n00
+        lo, hi = paired_difference_interval(n11, n10, n01, n00)
+        res.append({"method": a, "vs": b, "instances": n, "difference": (n10 - n01) / n if n else None,
+                    "ci_low": lo, "ci_high": hi})
+    return res
+
+
+def results_markdown(cfg: MiniWoBConfig, rows: list[dict], comps: list[dict], meta: dict,
+                     anchors: dict[str, dict[str, float]]) -> str:
+    idx = {(r["method"], r["task"]): r for r in rows}
+    cols = [("wge", "WGE"), ("domqnet", "DOM-Q-NET"), ("ccnet_bc", "CC-Net BC"), ("ccnet_bc_rl", "CC-Net BC+RL")]
+    methods = [m for m in METHODS if m in cfg.methods]
+    lines = ["# MiniWoB++: navrl's pointer planner, BC only vs BC + RL vs RL only", "",
+             f"- command: `{meta.get('command') or 'navrl experiment miniwob'}`",
+             f"- commit: `{meta.get('commit')}`",
+             f"- preset `{cfg.preset}`, seed {cfg.seed}, {len(cfg.tasks)} tasks, one multi-task policy; BC from "
+             f"{cfg.bc_episodes_per_task} scripted episodes per scripted task; {cfg.updates} RL updates; "
+             f"{cfg.eval_episodes} fresh instances per task and method; {meta.get('minutes', 0):.0f} min", "",
+             "Success in % with the 95% Wilson interval; anchors are the papers' published per-task success "
+             "(sources: `src/navrl/experiments/configs/miniwob_anchors.md`).", "",
+             "| task | " + " | ".join(LABELS[m] for m in methods) + " | " + " | ".join(c for _, c in cols) + " |",
+             "|" + "---|" * (1 + len(methods) + len(cols))]
+    for t in cfg.tasks:
+        cells = []
+        for m in methods:
+            r = idx.get((m, t))
+            cells.append("-" if not r or r["success"] is None else
+                         f"{100 * r['success']:.0f} [{100 * r['ci_low']:.0f}-{100 * r['ci_high']:.0f}]")
+        a = anchors.get(t, {})
+        cells += [f"{100 * a[k]:.0f}" if k in a else "" for k, _ in cols]
+        lines.append(f"| {t} | " + " | ".join(cells) + " |")
+    means = []
+    for m in methods:
+        vals = [idx[(m, t)]["success"] for t in cfg.tasks if (m, t) in idx and idx[(m, t)]["success"] is not None]
+        means.append(f"**{100 * sum(vals) / len(vals):.1f}**" if vals else "-")
+    amean = []
+    for k, _ in cols:
+        vals = [anchors[t][k] for t in cfg.tasks if k in anchors.get(t, {})]
+        amean.append(f"{100 * sum(vals) / len(vals):.1f} ({len(vals)} tasks)" if vals else "")
+    lines.append("| **mean** | " + " | ".join(means) + " | " + " | ".join(amean) + " |")
+    if comps:
+        lines += ["", "Paired differences over all evaluation instances (Newcombe's paired 95% interval):", ""]
+        for c in comps:
+            lines.append(f"- {LABELS[c['method']]} - {LABELS[c['vs']]}: {100 * c['difference']:+.1f} points "
+                         f"({100 * c['ci_low']:+.1f} to {100 * c['ci_high']:+.1f}, {c['instances']} instances)")
+    if meta.get("throughput"):
+        lines += ["", "Throughput during RL (all pages together):", ""]
+        for m, tp in meta["throughput"].items():
+            lines.append(f"- {LABELS[m]}: {tp['env_steps_per_s']:.1f} environment steps/s; rollout time in the "
+                         f"browser {100 * tp['rollout_share_browser']:.0f}%, in the planner "
+                         f"{100 * tp['rollout_share_planner']:.0f}%")
+    lines += ["", "![training success per update](curves.png)", ""]
+    return "\n".join(lines) + "\n"
+
+
+def _curves(cfg: MiniWoBConfig, out: Path) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for m in ("bc_rl", "rl"):
+        f = out / m / "metrics.jsonl"
+        if not f.exists():
+            continue
+        pts = [(r["update"], r["success"]) for r in map(json.loads, f.read_text().splitlines())
+               if r.get("kind") == "update" and r.get("success") is not None]
+        if pts:
+            xs, ys = zip(*pts)
+            ax.plot(xs, [100 * y for y in ys], marker="o", label=LABELS[m])
+    ax.set_xlabel("update")
+    ax.set_ylabel("training success (%)")
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    b = io.BytesIO()
+    fig.savefig(b, format="png", dpi=100)
+    plt.close(fig)
+    atomic_write_bytes(out / "curves.png", b.getvalue())
+
+
+__all__ = ["MiniWoBConfig", "load_anchors", "run_miniwob"]

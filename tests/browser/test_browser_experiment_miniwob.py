@@ -1,0 +1,56 @@
+"""``navrl experiment miniwob --quick``: BC from the scripted solutions, BC + RL and RL only on
+two MiniWoB++ tasks, evaluated on the same instances, written out as a table with anchors."""
+from __future__ import annotations
+
+import csv
+import json
+
+import pytest
+
+from navrl.cli.main import main
+from navrl.device.browser import browser_ready
+from navrl.experiments.miniwob import MiniWoBConfig, load_anchors
+from navrl.rl.config import ConfigError
+from navrl.tasks.web import miniwob_available
+
+needs_browser = pytest.mark.skipif(browser_ready() is not None or miniwob_available() is not None,
+                                   reason=f"needs Chromium and miniwob: {browser_ready() or miniwob_available()}")
+
+
+@needs_browser
+def test_quick_miniwob_experiment_writes_a_paired_table(tmp_path, capsys):
+    out = tmp_path / "mw"
+    assert main(["experiment", "miniwob", "--quick", "--out", str(out)]) == 0
+    rows = list(csv.DictReader((out / "results.csv").read_text().splitlines()))
+    assert {(r["method"], r["task"]) for r in rows} == {(m, t) for m in ("bc", "bc_rl", "rl")
+                                                       for t in ("click-test", "focus-text")}
+    assert all(int(r["n"]) + int(r["masked"]) == 2 and 0 <= float(r["success"]) <= 1 for r in rows)
+    res = json.loads((out / "results.json").read_text())
+    assert res["bc"]["demonstration_steps"] >= 6 and set(res["throughput"]) == {"bc_rl", "rl"}
+    assert all(tp["env_steps_per_s"] > 0 for tp in res["throughput"].values())
+    assert [c["instances"] for c in res["comparisons"]] == [4, 4]     # paired by instance, all tasks
+    md = (out / "results.md").read_text()
+    assert "| click-test |" in md and "**mean**" in md and "environment steps/s" in md
+    assert (out / "curves.png").read_bytes()[:4] == b"\x89PNG"
+    for m in ("bc_rl", "rl"):
+        ups = [json.loads(x) for x in (out / m / "metrics.jsonl").read_text().splitlines()]
+        assert [u["update"] for u in ups if u["kind"] == "update"] == [1]
+
+
+def test_config_errors_are_one_line(tmp_path):
+    p = tmp_path / "c.yaml"
+    p.write_text("tasks: [click-test]\nmethods: [bc, magic]\n")
+    with pytest.raises(ConfigError, match="unknown method 'magic'"):
+        MiniWoBConfig.load(p)
+    p.write_text("tasks: [no-such-page]\n")
+    with pytest.raises(ConfigError, match="no-such-page"):
+        MiniWoBConfig.load(p)
+    p.write_text("tasks: [click-test]\ntrain: {no_such_field: 1}\n")
+    with pytest.raises(ConfigError, match="train"):
+        MiniWoBConfig.load(p)
+
+
+def test_anchor_table_reads_empty_cells_as_missing(tmp_path):
+    f = tmp_path / "a.csv"
+    f.write_text("task,wge,ccnet_bc\nclick-test,1.0,\nenter-text,,0.5\n")
+    assert load_anchors(f) == {"click-test": {"wge": 1.0}, "enter-text": {"ccnet_bc": 0.5}}
