@@ -25,8 +25,8 @@ from typing import Any
 
 from navrl.api import APIRequestError, APIUnavailable, ChatClient, ChatResult, MalformedReply
 from navrl.judge.base import (AskJudge, JudgeUnavailable, Judgement, PastStep, StepContext, StepJudge,
-                              TerminalContext, TerminalJudge)
-from navrl.judge.verdicts import AskVerdict, EndReason, StepVerdict, TerminalVerdict
+                              TerminalContext, TerminalJudge, undeclared_end)
+from navrl.judge.verdicts import AskVerdict, StepVerdict, TerminalVerdict
 from navrl.observation import Observation
 
 
@@ -239,11 +239,9 @@ class LLMTerminalJudge(_LLMJudgeBase, TerminalJudge):
         return "\n".join(lines), shots
 
     def judge_terminal(self, ctx: TerminalContext) -> Judgement:
-        if ctx.end is EndReason.INVALID:
-            return Judgement(TerminalVerdict.FAIL, "invalid episode")
-        if ctx.end is not EndReason.COMPLETE:
-            return Judgement(TerminalVerdict.FAIL, "step budget exhausted" if ctx.end is EndReason.BUDGET
-                             else "the agent never declared completion")
+        early = undeclared_end(ctx)
+        if early is not None:
+            return early
         user, shots = self.prompt(ctx)
         v, reason, res = self._call(TERMINAL_SYSTEM, user, shots, TerminalVerdict)
         return Judgement(v, reason, self._info(res))
