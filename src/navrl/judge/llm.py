@@ -23,7 +23,7 @@ import enum
 from dataclasses import dataclass
 from typing import Any
 
-from navrl.api import APIRequestError, APIUnavailable, ChatClient, ChatResult, MalformedReply
+from navrl.api import ChatClient, ChatResult, MalformedReply, outages_as
 from navrl.judge.base import (AskJudge, JudgeUnavailable, Judgement, PastStep, StepContext, StepJudge,
                               TerminalContext, TerminalJudge, undeclared_end)
 from navrl.judge.verdicts import AskVerdict, StepVerdict, TerminalVerdict
@@ -108,17 +108,11 @@ class _LLMJudgeBase:
 
     def _call(self, system: str, user: str, images: list, enum_cls) -> tuple[Any, str, ChatResult]:
         msgs = [{"role": "system", "content": system}, {"role": "user", "content": user}]
-        try:
+        with outages_as(lambda e: JudgeUnavailable(f"{self.kind} judge: {e}"), also=(MalformedReply,)):
             (verdict, reason), res = self.client.chat_json(
                 msgs, verdict_validator(enum_cls), images=images, json_mode=self.cfg.json_mode,
                 temperature=self.cfg.temperature, max_tokens=self.cfg.max_tokens,
                 format_retries=self.cfg.format_retries)
-        except APIRequestError as e:
-            if e.is_config_error:
-                raise
-            raise JudgeUnavailable(f"{self.kind} judge: {e}") from e
-        except (APIUnavailable, MalformedReply) as e:
-            raise JudgeUnavailable(f"{self.kind} judge: {e}") from e
         return verdict, reason, res
 
     @staticmethod
