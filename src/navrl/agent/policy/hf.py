@@ -544,11 +544,8 @@ class HFPlanner(Policy):
                 handle.remove()
         gen = res.sequences[:, ids.shape[1]:].cpu()
         lps = rec.finish(res.sequences[:, -1]).cpu()
-        values: list[float | None] = [None] * len(contexts)
-        if "h" in hook_state and self.critic is not None:
-            v = self.critic(hook_state["h"].cpu())
-            if v is not None:
-                values = [float(x) for x in v.reshape(-1).tolist()]
+        h = hook_state.get("h")
+        values = self.plan_values(h.cpu() if h is not None else None, len(contexts))
         outs = []
         for b, p in enumerate(prompts):
             toks, lp = [], []

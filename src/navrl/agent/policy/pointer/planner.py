@@ -206,8 +206,7 @@ class PointerPlanner(Policy):
         states = [self.state(p) for p in prompts]
         T = self.temperature if self.sample else 1.0
         kind, arg, frame, logp, _, mask, cls = self._forward(states, None, None, None, T, choose=True)
-        v = self.critic(cls) if self.critic is not None else None
-        values = v.tolist() if v is not None else [None] * len(states)
+        values = self.plan_values(cls, len(states))
         out = []
         for i, e in enumerate(states):
             d = Decision(int(kind[i]), int(arg[i]), int(frame[i]))
