@@ -4,7 +4,7 @@ from __future__ import annotations
 import random
 
 from navrl.device.phone.apps.calendar import DELETE_EVENT, NEW_EVENT, TIMES, day, long_date, parse
-from navrl.tasks.expert import Ev, ExpertStep, Stage, field_value, goto, step_ask, step_complete, tap, type_into
+from navrl.tasks.expert import Ev, ExpertStep, Stage, field_value, goto, report_stage, step_ask, tap, type_into
 from navrl.tasks.spec import Family, Template, register
 
 C = "Calendar"
@@ -234,9 +234,7 @@ class CalendarDayAgenda(Template):
     def stages(self, p):
         return [Stage(f"open {long_date(p['date'])}", lambda ev: day_shown(ev, p["date"]),
                       lambda ev: goto_day(ev, p["date"])),
-                Stage("report the event", lambda ev: False,
-                      lambda ev: step_complete(ev, f"The only event that day is {p['title']} at {p['time']}.",
-                                               p["title"]))]
+                report_stage("the event", f"The only event that day is {p['title']} at {p['time']}.", p["title"])]
 
 
 @register
@@ -269,8 +267,7 @@ class CalendarEventTime(Template):
     def stages(self, p):
         return [Stage(f"open {long_date(p['date'])}", lambda ev: day_shown(ev, p["date"]),
                       lambda ev: goto_day(ev, p["date"])),
-                Stage("report the time", lambda ev: False,
-                      lambda ev: step_complete(ev, f"{p['title']} is listed at {p['time']}.", p["time"]))]
+                report_stage("the time", f"{p['title']} is listed at {p['time']}.", p["time"])]
 
 
 @register

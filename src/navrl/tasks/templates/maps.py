@@ -6,7 +6,7 @@ Directions in Maps ask for the destination first, so goals that name the start f
 from __future__ import annotations
 
 from navrl.device.phone.apps.maps import DEFAULT_SAVED, MODES, PLACES, route_time
-from navrl.tasks.expert import Ev, ExpertStep, Stage, goto, step_ask, step_complete, tap, type_into
+from navrl.tasks.expert import Ev, ExpertStep, Stage, goto, report_stage, step_ask, tap, type_into
 from navrl.tasks.spec import Family, Template, register
 
 M = "Maps"
@@ -140,8 +140,7 @@ class MapsTravelTime(Template):
         a, b, m = p["frm"], p["to"], p["mode"]
         return directions_stages(a, b) + [
             mode_stage(a, b, m),
-            Stage("report the time", lambda ev: False, lambda ev: step_complete(
-                ev, f"The {m} route from {a} to {b} takes {p['time']}.", p["time"]))]
+            report_stage("the time", f"The {m} route from {a} to {b} takes {p['time']}.", p["time"])]
 
 
 @register
@@ -195,5 +194,4 @@ class MapsAddress(Template):
     def stages(self, p):
         n = p["name"]
         return [Stage(f"open {n}", lambda ev: on_place(ev, n), lambda ev: open_place(ev, n)),
-                Stage("report the address", lambda ev: False, lambda ev: step_complete(
-                    ev, f"The place page shows {p['address']}.", p["address"]))]
+                report_stage("the address", f"The place page shows {p['address']}.", p["address"])]

@@ -4,8 +4,8 @@ from __future__ import annotations
 import random
 
 from navrl.device.phone.apps.notes import NOTES, Notes
-from navrl.tasks.expert import (Ev, ExpertStep, Stage, findable, goto, scroll_to, step_complete, step_long_press,
-                                step_tap, tap, type_into)
+from navrl.tasks.expert import (Ev, ExpertStep, Stage, findable, goto, report_stage, scroll_to, step_complete,
+                                step_long_press, step_tap, tap, type_into)
 from navrl.tasks.spec import Family, Template, register
 
 N = "Notes"
@@ -259,5 +259,4 @@ class NotesRead(Template):
     def stages(self, p):
         t, b, _, a = PLANTED[p["i"]]
         return [Stage(f"open the note {t}", lambda ev: on_note(ev, t), lambda ev: open_note(ev, t)),
-                Stage("report the answer", lambda ev: False,
-                      lambda ev: step_complete(ev, f"The note says \"{b}\".", a))]
+                report_stage("the answer", f"The note says \"{b}\".", a)]

@@ -4,7 +4,7 @@ from __future__ import annotations
 import random
 
 from navrl.device.phone.apps.recipes import RECIPES, recipe
-from navrl.tasks.expert import (Ev, ExpertStep, Stage, goto, scroll_to, step_complete, step_swipe, tap,
+from navrl.tasks.expert import (Ev, ExpertStep, Stage, goto, report_stage, scroll_to, step_complete, step_swipe, tap,
                                 type_into)
 from navrl.tasks.spec import Family, Template, register
 from navrl.tasks.templates.notes import cancel_overlay, long_press, own_overlay
@@ -162,5 +162,4 @@ class RecipesTime(Template):
     def stages(self, p):
         n = p["name"]
         return [Stage(f"open {n}", lambda ev: on_screen(ev, "recipe", n), lambda ev: open_recipe(ev, n)),
-                Stage("report the time", lambda ev: False,
-                      lambda ev: step_complete(ev, f"The recipe says {p['minutes']} min.", f"{p['minutes']} min"))]
+                report_stage("the time", f"The recipe says {p['minutes']} min.", f"{p['minutes']} min")]

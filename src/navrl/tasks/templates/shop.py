@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from navrl.device.phone.apps.seed import money
 from navrl.device.phone.apps.shop import PRODUCTS
-from navrl.tasks.expert import Ev, Stage, goto, step_complete, tap, type_into, step_ask
+from navrl.tasks.expert import Ev, Stage, goto, report_stage, tap, type_into, step_ask
 from navrl.tasks.spec import Family, Template, register
 
 S = "Shop"
@@ -202,5 +202,4 @@ class ShopPrice(Template):
         n = p["name"]
         return [Stage(f"find {n}", lambda ev: ev.screen() == ("product", {"name": n}),
                       lambda ev: search_and_open(ev, n)),
-                Stage("report the price", lambda ev: False,
-                      lambda ev: step_complete(ev, f"The product page shows {p['price']}.", p["price"]))]
+                report_stage("the price", f"The product page shows {p['price']}.", p["price"])]

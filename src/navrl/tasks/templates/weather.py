@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from navrl.device.phone.apps.weather import ADD_CITY, CITIES, CONDITIONS, SAVED, day_label, set_day, weekday
-from navrl.tasks.expert import Ev, ExpertStep, Stage, goto, step_ask, step_complete, tap, type_into
+from navrl.tasks.expert import Ev, ExpertStep, Stage, goto, report_stage, step_ask, tap, type_into
 from navrl.tasks.spec import Family, Template, register
 
 W = "Weather"
@@ -128,8 +128,7 @@ class WeatherHigh(Template):
     def stages(self, p):
         return [Stage(f"open the {p['city']} forecast", lambda ev: on_city(ev, p["city"]),
                       lambda ev: open_city(ev, p["city"])),
-                Stage("report the high", lambda ev: False, lambda ev: step_complete(
-                    ev, f"The {day_label(p['day'])} row shows a high of {p['hi']}.", f"{p['hi']} F"))]
+                report_stage("the high", f"The {day_label(p['day'])} row shows a high of {p['hi']}.", f"{p['hi']} F")]
 
 
 @register
@@ -159,8 +158,7 @@ class WeatherCondition(Template):
     def stages(self, p):
         return [Stage(f"open the {p['city']} forecast", lambda ev: on_city(ev, p["city"]),
                       lambda ev: open_city(ev, p["city"])),
-                Stage("report the forecast", lambda ev: False, lambda ev: step_complete(
-                    ev, f"The {day_label(p['day'])} row says {p['cond']}.", p["cond"]))]
+                report_stage("the forecast", f"The {day_label(p['day'])} row says {p['cond']}.", p["cond"])]
 
 
 @register
@@ -193,5 +191,4 @@ class WeatherNow(Template):
         c = p["city"]
         return add_stages(c) + [
             Stage(f"open {c}", lambda ev: on_city(ev, c), lambda ev: open_city(ev, c)),
-            Stage("report the temperature", lambda ev: False, lambda ev: step_complete(
-                ev, f"{c} shows {p['temp']} F right now.", f"{p['temp']} F"))]
+            report_stage("the temperature", f"{c} shows {p['temp']} F right now.", f"{p['temp']} F")]
