@@ -157,9 +157,6 @@ class BankBalance(Template):
     def answer(self, p):
         return money(p["balance"])
 
-    def check(self, world, p, answer):
-        return True
-
     def stages(self, p):
         return [account_stage(p["account"]),
                 report_stage("the balance", f"The {p['account']} balance is {money(p['balance'])}.",
@@ -188,9 +185,6 @@ class BankLastCharge(Template):
 
     def answer(self, p):
         return money(p["amount"])
-
-    def check(self, world, p, answer):
-        return True
 
     def stages(self, p):
         m = p["merchant"]

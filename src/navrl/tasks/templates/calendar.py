@@ -228,9 +228,6 @@ class CalendarDayAgenda(Template):
     def answer(self, p):
         return p["title"]
 
-    def check(self, world, p, answer):
-        return True
-
     def stages(self, p):
         return [Stage(f"open {long_date(p['date'])}", lambda ev: day_shown(ev, p["date"]),
                       lambda ev: goto_day(ev, p["date"])),
@@ -260,9 +257,6 @@ class CalendarEventTime(Template):
 
     def answer(self, p):
         return p["time"]
-
-    def check(self, world, p, answer):
-        return True
 
     def stages(self, p):
         return [Stage(f"open {long_date(p['date'])}", lambda ev: day_shown(ev, p["date"]),

@@ -138,9 +138,6 @@ class ContactsPhone(Template):
     def answer(self, p):
         return p["phone"]
 
-    def check(self, world, p, answer):
-        return True
-
     def stages(self, p):
         n = p["name"]
         return [Stage(f"open {n}'s contact card", lambda ev: on_contact(ev, n) and own_overlay(ev, C) is None,
@@ -276,9 +273,6 @@ class MessagesRead(Template):
 
     def answer(self, p):
         return FACTS[p["i"]][3]
-
-    def check(self, world, p, answer):
-        return True
 
     def stages(self, p):
         w = p["who"]

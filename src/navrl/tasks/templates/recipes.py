@@ -156,9 +156,6 @@ class RecipesTime(Template):
     def answer(self, p):
         return f"{p['minutes']} min"
 
-    def check(self, world, p, answer):
-        return True
-
     def stages(self, p):
         n = p["name"]
         return [Stage(f"open {n}", lambda ev: on_screen(ev, "recipe", n), lambda ev: open_recipe(ev, n)),

@@ -195,9 +195,6 @@ class ShopPrice(Template):
     def answer(self, p):
         return p["price"]
 
-    def check(self, world, p, answer):
-        return True
-
     def stages(self, p):
         n = p["name"]
         return [Stage(f"find {n}", lambda ev: ev.screen() == ("product", {"name": n}),

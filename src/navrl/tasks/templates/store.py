@@ -100,9 +100,6 @@ class StoreDeveloper(Template):
     def answer(self, p):
         return p["dev"]
 
-    def check(self, world, p, answer):
-        return True
-
     def stages(self, p):
         n = p["name"]
         return [Stage(f"open the store page of {n}", lambda ev: on_page(ev, "detail", n) and not own_overlay(ev, A),

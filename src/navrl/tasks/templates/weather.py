@@ -122,9 +122,6 @@ class WeatherHigh(Template):
     def answer(self, p):
         return str(p["hi"])
 
-    def check(self, world, p, answer):
-        return True
-
     def stages(self, p):
         return [Stage(f"open the {p['city']} forecast", lambda ev: on_city(ev, p["city"]),
                       lambda ev: open_city(ev, p["city"])),
@@ -151,9 +148,6 @@ class WeatherCondition(Template):
 
     def answer(self, p):
         return p["cond"]
-
-    def check(self, world, p, answer):
-        return True
 
     def stages(self, p):
         return [Stage(f"open the {p['city']} forecast", lambda ev: on_city(ev, p["city"]),
@@ -183,9 +177,6 @@ class WeatherNow(Template):
 
     def answer(self, p):
         return str(p["temp"])
-
-    def check(self, world, p, answer):
-        return True
 
     def stages(self, p):
         c = p["city"]
