@@ -151,6 +151,11 @@ def goto_day(ev: Ev, date: str) -> ExpertStep | None:
     return goto(ev, C, [("month", None, None)]) or show_date(ev, date)
 
 
+def day_stage(date: str) -> Stage:
+    """Show ``date`` in the month view."""
+    return Stage(f"open {long_date(date)}", lambda ev: day_shown(ev, date), lambda ev: goto_day(ev, date))
+
+
 def _free_dates(rng: random.Random, lo: int = 1, hi: int = 40) -> str:
     return day(rng.randint(lo, hi))
 
@@ -229,8 +234,7 @@ class CalendarDayAgenda(Template):
         return p["title"]
 
     def stages(self, p):
-        return [Stage(f"open {long_date(p['date'])}", lambda ev: day_shown(ev, p["date"]),
-                      lambda ev: goto_day(ev, p["date"])),
+        return [day_stage(p["date"]),
                 report_stage("the event", f"The only event that day is {p['title']} at {p['time']}.", p["title"])]
 
 
@@ -259,8 +263,7 @@ class CalendarEventTime(Template):
         return p["time"]
 
     def stages(self, p):
-        return [Stage(f"open {long_date(p['date'])}", lambda ev: day_shown(ev, p["date"]),
-                      lambda ev: goto_day(ev, p["date"])),
+        return [day_stage(p["date"]),
                 report_stage("the time", f"{p['title']} is listed at {p['time']}.", p["time"])]
 
 

@@ -27,6 +27,11 @@ def open_place(ev: Ev, name: str) -> ExpertStep | None:
         tap(ev, name, f"{name} is in the results.")
 
 
+def place_stage(name: str) -> Stage:
+    """Open ``name``'s place page (done while it is on screen)."""
+    return Stage(f"open {name}", lambda ev: on_place(ev, name), lambda ev: open_place(ev, name))
+
+
 def on_route(ev: Ev, frm: str, to: str) -> bool:
     return ev.state.fg == M and ev.screen() == ("route", {"frm": frm, "to": to})
 
@@ -108,7 +113,7 @@ class MapsSavePlace(Template):
 
     def stages(self, p):
         n = p["name"]
-        return [Stage(f"open {n}", lambda ev: on_place(ev, n), lambda ev: open_place(ev, n)),
+        return [place_stage(n),
                 Stage("tap Save", lambda ev: False, lambda ev: tap(ev, "Save", f"{n} is not saved yet."))]
 
 
@@ -186,6 +191,5 @@ class MapsAddress(Template):
         return p["address"]
 
     def stages(self, p):
-        n = p["name"]
-        return [Stage(f"open {n}", lambda ev: on_place(ev, n), lambda ev: open_place(ev, n)),
+        return [place_stage(p["name"]),
                 report_stage("the address", f"The place page shows {p['address']}.", p["address"])]

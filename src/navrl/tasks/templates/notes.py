@@ -96,6 +96,11 @@ def on_note(ev: Ev, title: str) -> bool:
         and ev.state.loading is None and own_overlay(ev, N) is None
 
 
+def note_stage(title: str) -> Stage:
+    """Open the note titled ``title`` (done while it is on screen)."""
+    return Stage(f"open the note {title}", lambda ev: on_note(ev, title), lambda ev: open_note(ev, title))
+
+
 # ------------------------------------------------------------------------------ templates
 NEW_NOTES = [
     ("Call the plumber", "Kitchen sink leaks, call before Friday"),
@@ -228,7 +233,7 @@ class NotesPin(Template):
 
     def stages(self, p):
         t = p["title"]
-        return [Stage(f"open the note {t}", lambda ev: on_note(ev, t), lambda ev: open_note(ev, t)),
+        return [note_stage(t),
                 Stage("pin it", lambda ev: False, lambda ev: tap(ev, "Pin", "The note has a Pin button."))]
 
 
@@ -255,5 +260,5 @@ class NotesRead(Template):
 
     def stages(self, p):
         t, b, _, a = PLANTED[p["i"]]
-        return [Stage(f"open the note {t}", lambda ev: on_note(ev, t), lambda ev: open_note(ev, t)),
+        return [note_stage(t),
                 report_stage("the answer", f"The note says \"{b}\".", a)]

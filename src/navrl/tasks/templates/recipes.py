@@ -42,6 +42,11 @@ def open_recipe(ev: Ev, name: str) -> ExpertStep | None:
     return search_list(ev, name) or tap(ev, name, f"{name} is in the results; I open it.")
 
 
+def recipe_stage(name: str) -> Stage:
+    """Open the free recipe ``name`` (done while its page is on screen)."""
+    return Stage(f"open {name}", lambda ev: on_screen(ev, "recipe", name), lambda ev: open_recipe(ev, name))
+
+
 @register
 class RecipesDeleteThree(Template):
     name = "recipes_delete_three"
@@ -134,8 +139,7 @@ class RecipesFavorite(Template):
         return r is not None and r["fav"]
 
     def stages(self, p):
-        n = p["name"]
-        return [Stage(f"open {n}", lambda ev: on_screen(ev, "recipe", n), lambda ev: open_recipe(ev, n)),
+        return [recipe_stage(p["name"]),
                 Stage("favorite it", lambda ev: False, lambda ev: tap(ev, "Favorite", "I tap Favorite."))]
 
 
@@ -157,6 +161,5 @@ class RecipesTime(Template):
         return f"{p['minutes']} min"
 
     def stages(self, p):
-        n = p["name"]
-        return [Stage(f"open {n}", lambda ev: on_screen(ev, "recipe", n), lambda ev: open_recipe(ev, n)),
+        return [recipe_stage(p["name"]),
                 report_stage("the time", f"The recipe says {p['minutes']} min.", f"{p['minutes']} min")]
