@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
-from navrl.device.phone.widgets import Dialog, Sheet, View
+from navrl.device.phone.widgets import Button, Dialog, Sheet, View
 
 if TYPE_CHECKING:  # pragma: no cover
     from navrl.device.phone.world import PhoneWorld
@@ -128,6 +128,14 @@ class Ctx:
 
     def dismiss(self) -> None:
         self.world.state.overlay = None
+
+    def cancel_button(self) -> Button:
+        """The platform's Cancel of a dialog or sheet: it closes the overlay."""
+        return Button(self.L("Cancel"), self.dismiss, "plain")
+
+    def delete_buttons(self, delete: Callable[[], None]) -> list[Button]:
+        """A destructive Delete that runs ``delete``, then Cancel (a confirm dialog's or a row sheet's end)."""
+        return [Button(self.L("Delete"), delete, "destructive"), self.cancel_button()]
 
     def toast(self, msg: str) -> None:
         self.world.state.toast = msg

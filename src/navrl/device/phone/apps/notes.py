@@ -159,13 +159,12 @@ class Notes(App):
                 ctx.dismiss()
                 self._delete(ctx, nid)
             return Sheet(n["title"] or "Untitled", [Button("Unpin" if n["pinned"] else "Pin", pin, "plain"),
-                                                   Button(ctx.L("Delete"), delete, "destructive"),
-                                                   Button(ctx.L("Cancel"), ctx.dismiss, "plain")])
+                                                   *ctx.delete_buttons(delete)])
         if oid == "confirm":
             def yes() -> None:
                 ctx.dismiss()
                 self._delete(ctx, nid)
                 ctx.pop()
             return Dialog("Delete this note?", "This can't be undone.",
-                          [Button(ctx.L("Delete"), yes, "destructive"), Button(ctx.L("Cancel"), ctx.dismiss, "plain")])
+                          ctx.delete_buttons(yes))
         return None

@@ -218,6 +218,5 @@ class Recipes(App):
                 ctx.dismiss()
                 self._delete(ctx, n)
             return Sheet(n, [Button("Unfavorite" if r["fav"] else "Favorite", fav, "plain"),
-                             Button(ctx.L("Delete"), delete, "destructive"),
-                             Button(ctx.L("Cancel"), ctx.dismiss, "plain")])
+                             *ctx.delete_buttons(delete)])
         return None

@@ -128,5 +128,5 @@ class AppStore(App):
                 ctx.emit("app_installed", name=n, developer=a["developer"])
                 ctx.toast(f"{n} installed")
             return Dialog(f"Install {n}?", f"{a['developer']} - Free", [
-                Button("Install", install), Button(ctx.L("Cancel"), ctx.dismiss, "plain")])
+                Button("Install", install), ctx.cancel_button()])
         return None
