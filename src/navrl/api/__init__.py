@@ -4,9 +4,9 @@ Imports nothing from navrl except :mod:`navrl.fileio`.
 """
 from navrl.api.cache import ResponseCache, request_key
 from navrl.api.client import (APIConfig, APIError, APIRequestError, APIUnavailable, ChatClient, ChatResult,
-                              MalformedReply, extract_json, image_data_url)
+                              MalformedReply, extract_json, image_data_url, outages_as)
 from navrl.api.prices import Price, PriceTable
 
 __all__ = ["APIConfig", "APIError", "APIRequestError", "APIUnavailable", "ChatClient", "ChatResult",
            "MalformedReply", "Price", "PriceTable", "ResponseCache", "extract_json", "image_data_url",
-           "request_key"]
+           "outages_as", "request_key"]

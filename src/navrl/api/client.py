@@ -33,8 +33,9 @@ import random
 import re
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
-from typing import Any, Callable, Mapping, Sequence, TypeVar
+from typing import Any, Callable, Iterator, Mapping, Sequence, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 from navrl.api.cache import ResponseCache, request_key
@@ -85,6 +86,23 @@ class MalformedReply(APIError):
     def __init__(self, message: str, text: str = ""):
         super().__init__(message)
         self.text = text
+
+
+@contextmanager
+def outages_as(wrap: Callable[[APIError], Exception],
+               also: tuple[type[APIError], ...] = ()) -> Iterator[None]:
+    """Raise ``wrap(e) from e`` for an outage inside the block: :class:`APIUnavailable`,
+    an :class:`APIRequestError` that is not a configuration error, and the classes in
+    ``also``. A configuration error (wrong key, model or URL) goes through as it is: no
+    retry or fallback helps with that."""
+    try:
+        yield
+    except APIRequestError as e:
+        if e.is_config_error:
+            raise
+        raise wrap(e) from e
+    except (APIUnavailable, *also) as e:
+        raise wrap(e) from e
 
 
 # ---------------------------------------------------------------------- config

@@ -71,3 +71,14 @@ class AskJudge(abc.ABC):
 class TerminalJudge(abc.ABC):
     @abc.abstractmethod
     def judge_terminal(self, ctx: TerminalContext) -> Judgement: ...
+
+
+def undeclared_end(ctx: TerminalContext) -> Judgement | None:
+    """Fail, without looking, an episode the agent did not end by declaring completion
+    (invalid, out of steps, or stopped: DESIGN.md §4); None when it did declare it."""
+    if ctx.end is EndReason.INVALID:
+        return Judgement(TerminalVerdict.FAIL, "invalid episode")
+    if ctx.end is not EndReason.COMPLETE:
+        return Judgement(TerminalVerdict.FAIL, "step budget exhausted" if ctx.end is EndReason.BUDGET
+                         else "the agent never declared completion")
+    return None

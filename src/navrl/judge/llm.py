@@ -23,10 +23,10 @@ import enum
 from dataclasses import dataclass
 from typing import Any
 
-from navrl.api import APIRequestError, APIUnavailable, ChatClient, ChatResult, MalformedReply
+from navrl.api import ChatClient, ChatResult, MalformedReply, outages_as
 from navrl.judge.base import (AskJudge, JudgeUnavailable, Judgement, PastStep, StepContext, StepJudge,
-                              TerminalContext, TerminalJudge)
-from navrl.judge.verdicts import AskVerdict, EndReason, StepVerdict, TerminalVerdict
+                              TerminalContext, TerminalJudge, undeclared_end)
+from navrl.judge.verdicts import AskVerdict, StepVerdict, TerminalVerdict
 from navrl.observation import Observation
 
 
@@ -108,17 +108,11 @@ class _LLMJudgeBase:
 
     def _call(self, system: str, user: str, images: list, enum_cls) -> tuple[Any, str, ChatResult]:
         msgs = [{"role": "system", "content": system}, {"role": "user", "content": user}]
-        try:
+        with outages_as(lambda e: JudgeUnavailable(f"{self.kind} judge: {e}"), also=(MalformedReply,)):
             (verdict, reason), res = self.client.chat_json(
                 msgs, verdict_validator(enum_cls), images=images, json_mode=self.cfg.json_mode,
                 temperature=self.cfg.temperature, max_tokens=self.cfg.max_tokens,
                 format_retries=self.cfg.format_retries)
-        except APIRequestError as e:
-            if e.is_config_error:
-                raise
-            raise JudgeUnavailable(f"{self.kind} judge: {e}") from e
-        except (APIUnavailable, MalformedReply) as e:
-            raise JudgeUnavailable(f"{self.kind} judge: {e}") from e
         return verdict, reason, res
 
     @staticmethod
@@ -239,11 +233,9 @@ class LLMTerminalJudge(_LLMJudgeBase, TerminalJudge):
         return "\n".join(lines), shots
 
     def judge_terminal(self, ctx: TerminalContext) -> Judgement:
-        if ctx.end is EndReason.INVALID:
-            return Judgement(TerminalVerdict.FAIL, "invalid episode")
-        if ctx.end is not EndReason.COMPLETE:
-            return Judgement(TerminalVerdict.FAIL, "step budget exhausted" if ctx.end is EndReason.BUDGET
-                             else "the agent never declared completion")
+        early = undeclared_end(ctx)
+        if early is not None:
+            return early
         user, shots = self.prompt(ctx)
         v, reason, res = self._call(TERMINAL_SYSTEM, user, shots, TerminalVerdict)
         return Judgement(v, reason, self._info(res))

@@ -9,11 +9,11 @@
 from __future__ import annotations
 
 import re
-from collections import OrderedDict
 
 from navrl.device.phone import PhoneWorld
 from navrl.judge.base import AskJudge, Judgement, StepContext, StepJudge, TerminalContext, TerminalJudge
 from navrl.judge.verdicts import AskVerdict, EndReason, StepVerdict, TerminalVerdict
+from navrl.lru import BoundedCache
 from navrl.tasks.expert import expert_remaining
 from navrl.tasks.spec import Family, TaskSpec
 from navrl.tasks.user import UNKNOWN, ProfileUser
@@ -30,18 +30,14 @@ class _Worlds:
     Scratch worlds have no infrastructure faults: the oracle judges the agent, not the farm."""
 
     def __init__(self, size: int = 256):
-        self.size = size
-        self.cache: OrderedDict[str, PhoneWorld] = OrderedDict()
+        self.cache: BoundedCache[str, PhoneWorld] = BoundedCache(size, touch=True)   # least recently used goes
 
     def at(self, task: TaskSpec, snapshot: bytes) -> PhoneWorld:
         w = self.cache.get(task.id)
         if w is None:
             w = task.make_device()
             w.faults = type(w.faults)()
-            self.cache[task.id] = w
-            if len(self.cache) > self.size:
-                self.cache.popitem(last=False)
-        self.cache.move_to_end(task.id)
+            self.cache.put(task.id, w)
         w.restore(snapshot)
         return w
 
@@ -52,8 +48,8 @@ class OracleJudge(StepJudge, AskJudge, TerminalJudge):
     def __init__(self, cap: int = 60):
         self.cap = cap
         self.worlds = _Worlds()
-        self._remaining: OrderedDict[tuple, tuple[int, tuple[str, ...]]] = OrderedDict()
-        self._met: OrderedDict[tuple, bool] = OrderedDict()
+        self._remaining: BoundedCache[tuple, tuple[int, tuple[str, ...]]] = BoundedCache(50_000)
+        self._met: BoundedCache[tuple, bool] = BoundedCache(50_000)
         self.user = ProfileUser()
 
     # ------------------------------------------------------------------ helpers
@@ -73,10 +69,7 @@ class OracleJudge(StepJudge, AskJudge, TerminalJudge):
         return r
 
     def _remember(self, key: tuple, n: int, path: tuple[str, ...]) -> tuple[int, tuple[str, ...]]:
-        self._remaining[key] = (n, path)
-        if len(self._remaining) > 50_000:
-            self._remaining.popitem(last=False)
-        return n, path
+        return self._remaining.put(key, (n, path))
 
     def goal_met(self, task: TaskSpec, snapshot: bytes) -> bool:
         if task.family is Family.ANSWER:
@@ -84,9 +77,7 @@ class OracleJudge(StepJudge, AskJudge, TerminalJudge):
         key = (task.id, hash(snapshot))
         met = self._met.get(key)
         if met is None:
-            met = self._met[key] = task.check(self.worlds.at(task, snapshot))
-            if len(self._met) > 50_000:
-                self._met.popitem(last=False)
+            met = self._met.put(key, task.check(self.worlds.at(task, snapshot)))
         return met
 
     @staticmethod

@@ -22,8 +22,8 @@ from __future__ import annotations
 import re
 
 from navrl.judge.base import (AskJudge, JudgeUnavailable, Judgement, StepContext, StepJudge, TerminalContext,
-                              TerminalJudge)
-from navrl.judge.verdicts import AskVerdict, EndReason, StepVerdict, TerminalVerdict
+                              TerminalJudge, undeclared_end)
+from navrl.judge.verdicts import AskVerdict, StepVerdict, TerminalVerdict
 from navrl.observation import Observation
 from navrl.tasks.user import UNKNOWN, ProfileUser
 
@@ -71,11 +71,9 @@ class PageTerminalJudge(TerminalJudge):
     """Terminal verdict from the page (MiniWoB's raw reward > 0, or the suite's JS check)."""
 
     def judge_terminal(self, ctx: TerminalContext) -> Judgement:
-        if ctx.end is EndReason.INVALID:
-            return Judgement(TerminalVerdict.FAIL, "invalid episode")
-        if ctx.end is not EndReason.COMPLETE:
-            return Judgement(TerminalVerdict.FAIL, "step budget exhausted" if ctx.end is EndReason.BUDGET
-                             else "the agent never declared completion")
+        early = undeclared_end(ctx)
+        if early is not None:
+            return early
         last = ctx.last_screens[-1] if ctx.last_screens else None
         res = page_result(ctx.task, last)
         if res is None:

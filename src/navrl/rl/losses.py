@@ -14,7 +14,8 @@ nothing to the loss, the gradient or the statistics, even when they hold inf or 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from typing import ClassVar
 
 import torch
 from torch import Tensor
@@ -66,8 +67,23 @@ def entropy_from_logits(logits: Tensor) -> Tensor:
     return -(logp.exp() * logp).sum(-1)
 
 
+class _LoggedFields:
+    """``stats()``: every field as a Python float, keyed ``{_prefix}/{name}`` in field order."""
+
+    _prefix: ClassVar[str]
+    _renamed: ClassVar[dict[str, str]] = {}
+    """Fields logged under another name."""
+
+    def stats(self) -> dict[str, float]:
+        """Python floats for logging."""
+        def num(v: Tensor | int) -> float:
+            return float(v.detach() if isinstance(v, Tensor) else v)
+        return {f"{self._prefix}/{self._renamed.get(f.name, f.name)}": num(getattr(self, f.name))
+                for f in fields(self)}  # type: ignore[arg-type]
+
+
 @dataclass
-class PolicyLossOutput:
+class PolicyLossOutput(_LoggedFields):
     """Result of :func:`ppo_policy_loss`.
 
     Attributes:
@@ -81,6 +97,9 @@ class PolicyLossOutput:
         num_tokens: number of valid tokens.
     """
 
+    _prefix = "policy"
+    _renamed = {"kl": "kl_ref"}
+
     loss: Tensor
     pg_loss: Tensor
     kl: Tensor
@@ -89,19 +108,6 @@ class PolicyLossOutput:
     approx_kl: Tensor
     ratio_mean: Tensor
     num_tokens: int
-
-    def stats(self) -> dict[str, float]:
-        """Python floats for logging."""
-        return {
-            "policy/loss": float(self.loss.detach()),
-            "policy/pg_loss": float(self.pg_loss.detach()),
-            "policy/kl_ref": float(self.kl.detach()),
-            "policy/entropy": float(self.entropy.detach()),
-            "policy/clip_fraction": float(self.clip_fraction),
-            "policy/approx_kl": float(self.approx_kl),
-            "policy/ratio_mean": float(self.ratio_mean),
-            "policy/num_tokens": float(self.num_tokens),
-        }
 
 
 def ppo_policy_loss(
@@ -173,7 +179,7 @@ def ppo_policy_loss(
 
 
 @dataclass
-class CriticLossOutput:
+class CriticLossOutput(_LoggedFields):
     """Result of :func:`critic_loss`.
 
     Attributes:
@@ -184,21 +190,13 @@ class CriticLossOutput:
         num_steps: number of valid steps.
     """
 
+    _prefix = "critic"
+
     loss: Tensor
     clip_fraction: Tensor
     explained_variance: Tensor
     value_mean: Tensor
     num_steps: int
-
-    def stats(self) -> dict[str, float]:
-        """Python floats for logging."""
-        return {
-            "critic/loss": float(self.loss.detach()),
-            "critic/clip_fraction": float(self.clip_fraction),
-            "critic/explained_variance": float(self.explained_variance),
-            "critic/value_mean": float(self.value_mean),
-            "critic/num_steps": float(self.num_steps),
-        }
 
 
 def critic_loss(

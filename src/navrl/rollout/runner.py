@@ -8,7 +8,6 @@ the same rules). Infrastructure failures (DeviceError, JudgeUnavailable) end an 
 from __future__ import annotations
 
 import time
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Generator
 
@@ -21,6 +20,7 @@ from navrl.imaging import phash64
 from navrl.judge.base import AskJudge, JudgeUnavailable, StepJudge, TerminalJudge
 from navrl.judge.rewards import DEFAULT_REWARDS, RewardConfig
 from navrl.judge.verdicts import EndReason
+from navrl.lru import BoundedCache
 from navrl.observation import Observation
 from navrl.rollout.episode import Episode
 from navrl.rollout.records import Trajectory
@@ -53,7 +53,7 @@ class EpisodeRunner:
         self.rewards = rewards
         self.cfg = config or RunnerConfig()
         self.timings = {"device": 0.0, "planner": 0.0, "grounder": 0.0, "judge": 0.0, "total": 0.0}
-        self._phash: OrderedDict[tuple[str, str], int] = OrderedDict()
+        self._phash: BoundedCache[tuple[str, str], int] = BoundedCache(20_000)
 
     def run(self, tasks: list[TaskSpec], devices: "list[Device] | DeviceFarm | None" = None,
             groups: list[int] | None = None, on_step: Callable[[int], None] | None = None) -> list[Trajectory]:
@@ -167,9 +167,7 @@ class EpisodeRunner:
         key = (obs.platform or "", shash)
         h = self._phash.get(key)
         if h is None:
-            h = self._phash[key] = phash64(obs.screenshot)
-            if len(self._phash) > 20_000:
-                self._phash.popitem(last=False)
+            h = self._phash.put(key, phash64(obs.screenshot))
         return h
 
     def _invalidate(self, ep: Episode, reason: str) -> None:

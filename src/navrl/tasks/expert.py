@@ -262,6 +262,11 @@ class Stage:
     act: Callable[[Ev], ExpertStep | None]
 
 
+def report_stage(what: str, why: str, answer: str) -> Stage:
+    """The last stage of an answer task, "report ``what``": ``Complete: answer``, because ``why``."""
+    return Stage(f"report {what}", lambda ev: False, lambda ev: step_complete(ev, why, answer))
+
+
 def _remaining(stages: list[Stage], i: int, ev: Ev) -> str:
     rest = [s.desc for s in stages[i + 1:] if not s.done(ev)]
     return "; ".join(rest + ["declare the task complete"]) if rest else "declare the task complete"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from navrl.api import APIRequestError, APIUnavailable, ChatClient
+from navrl.api import ChatClient, outages_as
 from navrl.device.base import DeviceError
 from navrl.tasks.spec import TaskSpec
 from navrl.tasks.user import UNKNOWN
@@ -41,14 +41,8 @@ class LLMUser:
 
     def answer(self, task: TaskSpec, question: str) -> str:
         msgs = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": self.prompt(task, question or "")}]
-        try:
+        with outages_as(lambda e: DeviceError("user_unavailable", str(e))):
             r = self.client.chat(msgs, temperature=self.temperature, max_tokens=self.max_tokens)
-        except APIRequestError as e:
-            if e.is_config_error:
-                raise
-            raise DeviceError("user_unavailable", str(e)) from e
-        except APIUnavailable as e:
-            raise DeviceError("user_unavailable", str(e)) from e
         self.cost += r.cost
         return self.normalise(r.text)
 

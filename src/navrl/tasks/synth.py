@@ -20,12 +20,14 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, TypeVar
 
 from navrl.api import ChatClient, MalformedReply
 from navrl.device.phone import FaultConfig, PerturbConfig, PhoneWorld
 from navrl.fileio import atomic_write_text
 from navrl.tasks.spec import Family, TaskError, TaskSpec
+
+T = TypeVar("T")
 
 SUITE_FORMAT = "navrl.synth-suite"
 SUITE_VERSION = 1
@@ -100,6 +102,32 @@ def _clean(s: str) -> str:
 
 
 # ---------------------------------------------------------------------- teacher steps
+def _ask_teacher(client: ChatClient, prompt: str, key: str, entry: str,
+                 check: Callable[[list[dict]], tuple[list[T], list[str]]], what: str, failure: str
+                 ) -> tuple[list[T], list[str], float]:
+    """One teacher request whose reply is ``{key: [entry objects]}``; ``check`` keeps the
+    usable entries and names the problems of the others. Returns (usable, problems, cost).
+
+    A reply with no usable entry counts as malformed: it is re-asked (and never cached);
+    if it stays so, SynthError(``failure``: why).
+    """
+    def validate(v: Any) -> tuple[list[T], list[str]]:
+        items = _need_obj(v, key)
+        if not all(isinstance(it, dict) for it in items):
+            raise ValueError(f'every entry of "{key}" must be an object {entry}')
+        usable, problems = check(items)
+        if not usable:
+            raise ValueError(f"no usable {what}: " + "; ".join(problems[:3]))
+        return usable, problems
+    try:
+        (usable, problems), res = client.chat_json(
+            [{"role": "system", "content": TEACHER_SYSTEM}, {"role": "user", "content": prompt}],
+            validate, temperature=0.7, max_tokens=2000)
+    except MalformedReply as e:
+        raise SynthError(f"{failure}: {e}") from None
+    return usable, problems, res.cost
+
+
 def pairs_prompt(catalog: list[tuple[str, str]], n_pairs: int) -> str:
     apps = "\n".join(f"- {n}: {d}" for n, d in catalog)
     return (f"Apps on the phone:\n{apps}\n\n"
@@ -144,21 +172,9 @@ def propose_pairs(client: ChatClient, catalog: list[tuple[str, str]], n_pairs: i
     A reply with no usable pair counts as malformed: it is re-asked (and never cached);
     if it stays so, SynthError. Single bad entries are skipped and reported as problems.
     """
-    def validate(v: Any) -> tuple[list[AppPair], list[str]]:
-        items = _need_obj(v, "pairs")
-        if not all(isinstance(it, dict) for it in items):
-            raise ValueError('every entry of "pairs" must be an object {"apps": [...], "reason": "..."}')
-        pairs, problems = _check_pairs(items, catalog, n_pairs)
-        if not pairs:
-            raise ValueError("no usable app pair: " + "; ".join(problems[:3]))
-        return pairs, problems
-    try:
-        (pairs, problems), res = client.chat_json(
-            [{"role": "system", "content": TEACHER_SYSTEM}, {"role": "user", "content": pairs_prompt(catalog, n_pairs)}],
-            validate, temperature=0.7, max_tokens=2000)
-    except MalformedReply as e:
-        raise SynthError(f"malformed app pairs from the teacher: {e}") from None
-    return pairs, problems, res.cost
+    return _ask_teacher(client, pairs_prompt(catalog, n_pairs), "pairs", '{"apps": [...], "reason": "..."}',
+                        lambda items: _check_pairs(items, catalog, n_pairs), "app pair",
+                        "malformed app pairs from the teacher")
 
 
 def tasks_prompt(pair: AppPair, catalog: list[tuple[str, str]], n_tasks: int) -> str:
@@ -203,23 +219,9 @@ def write_tasks(client: ChatClient, pair: AppPair, catalog: list[tuple[str, str]
     A reply with no usable task is re-asked; if it stays so, SynthError.
     """
     tag = " + ".join(pair.apps)
-
-    def validate(v: Any) -> tuple[list[tuple[str, dict]], list[str]]:
-        items = _need_obj(v, "tasks")
-        if not all(isinstance(it, dict) for it in items):
-            raise ValueError('every entry of "tasks" must be an object {"goal": "...", "profile": {...}}')
-        out, problems = _check_tasks(items, tag, n_tasks)
-        if not out:
-            raise ValueError("no usable task: " + "; ".join(problems[:3]))
-        return out, problems
-    try:
-        (out, problems), res = client.chat_json(
-            [{"role": "system", "content": TEACHER_SYSTEM},
-             {"role": "user", "content": tasks_prompt(pair, catalog, n_tasks)}],
-            validate, temperature=0.7, max_tokens=2000)
-    except MalformedReply as e:
-        raise SynthError(f"malformed tasks from the teacher for {tag}: {e}") from None
-    return out, problems, res.cost
+    return _ask_teacher(client, tasks_prompt(pair, catalog, n_tasks), "tasks", '{"goal": "...", "profile": {...}}',
+                        lambda items: _check_tasks(items, tag, n_tasks), "task",
+                        f"malformed tasks from the teacher for {tag}")
 
 
 def synthesize(client: ChatClient, n_pairs: int = 5, tasks_per_pair: int = 3, apps: list[str] | None = None,

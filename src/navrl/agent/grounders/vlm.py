@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from navrl.actions import Action
 from navrl.agent.grounders.base import Grounder, GroundingError
 from navrl.agent.steps import StepCommand
-from navrl.api import APIRequestError, APIUnavailable, ChatClient
+from navrl.api import ChatClient, outages_as
 from navrl.device.base import DeviceError
 from navrl.observation import Observation
 
@@ -173,15 +173,9 @@ class VLMGrounder(Grounder):
         w, h = im.size
         fmt = (self.cfg.instruction or _INSTRUCTIONS[self.cfg.coords]).format(w=w, h=h)
         user = f"Instruction: {instruction}\nElement: {description}\n{fmt}\nIf it is not on the screen, reply NOT_FOUND."
-        try:
+        with outages_as(lambda e: DeviceError("grounder_unavailable", str(e))):
             r = self.client.chat([{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}],
                                  images=[im], temperature=self.cfg.temperature, max_tokens=self.cfg.max_tokens)
-        except APIRequestError as e:
-            if e.is_config_error:
-                raise
-            raise DeviceError("grounder_unavailable", str(e)) from e
-        except APIUnavailable as e:
-            raise DeviceError("grounder_unavailable", str(e)) from e
         self.last_reply = r.text
         x, y = parse_point(r.text, (w, h), self.cfg.coords)
         W, H = obs.screen_size

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import abc
 from dataclasses import dataclass
+from typing import Callable
 
 import torch
 
@@ -38,6 +39,8 @@ class Policy(Planner, abc.ABC):
     """While sampling, the share of probability spread uniformly over the legal choices of a
     decision's first factor (policies without factors ignore it). Rollouts record the
     log-probs of that behaviour distribution, so PPO's ratio corrects for it."""
+    critic: Callable[[torch.Tensor], torch.Tensor | None] | None = None
+    """Set by the trainer: states [N, H] -> values [N] (or None), logged with ``plan``'s outputs."""
 
     @abc.abstractmethod
     def prompt_text(self, ctx) -> str:
@@ -61,6 +64,12 @@ class Policy(Planner, abc.ABC):
 
     def prepare_sft(self, demos) -> None:
         """Called once with all demonstrations before SFT (e.g. to learn question frames)."""
+
+    def plan_values(self, state: torch.Tensor | None, n: int) -> list[float | None]:
+        """The critic's value of each of the ``n`` planned states, for their outputs: None
+        each without a critic, a state, or a value (the GiGPPO critic gives none at rollout)."""
+        v = self.critic(state) if self.critic is not None and state is not None else None
+        return [float(x) for x in v.reshape(-1).tolist()] if v is not None else [None] * n
 
     @abc.abstractmethod
     def policy_parameters(self) -> list[torch.nn.Parameter]: ...

@@ -47,7 +47,6 @@ import hashlib
 import inspect
 import io
 import re
-from collections import OrderedDict
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
@@ -58,6 +57,7 @@ from PIL import Image
 from navrl.agent.planner import PlannerContext, PlannerOutput
 from navrl.agent.policy.base import Policy, ScoredBatch
 from navrl.agent.prompt import SYSTEM, PromptConfig, build_prompt
+from navrl.lru import BoundedCache
 
 __all__ = ["HFPlanner", "HFPlannerConfig", "ImageCache", "MissingImageError", "split_prompt_key"]
 
@@ -82,15 +82,22 @@ class ImageCache:
     """
 
     def __init__(self, capacity: int = 8192, store_dir: str | Path | None = None):
-        self.capacity = capacity
         self.store_dir = Path(store_dir) if store_dir else None
-        self._mem: OrderedDict[str, bytes] = OrderedDict()
+        self._mem: BoundedCache[str, bytes] = BoundedCache(capacity, touch=True)
 
     def __deepcopy__(self, memo):
         return self
 
     def __len__(self) -> int:
         return len(self._mem)
+
+    @property
+    def capacity(self) -> int:
+        return self._mem.size
+
+    @capacity.setter
+    def capacity(self, n: int) -> None:
+        self._mem.size = n
 
     @staticmethod
     def key_of(image: Image.Image) -> str:
@@ -105,15 +112,12 @@ class ImageCache:
 
     def put(self, image: Image.Image) -> str:
         key = self.key_of(image)
-        if key in self._mem:
-            self._mem.move_to_end(key)
+        if self._mem.get(key) is not None:     # a hit counts as a use
             return key
         buf = io.BytesIO()
         image.save(buf, format="PNG", compress_level=1)
         data = buf.getvalue()
-        self._mem[key] = data
-        while len(self._mem) > self.capacity:
-            self._mem.popitem(last=False)
+        self._mem.put(key, data)
         if self.store_dir is not None:
             p = self._path(key)
             if not p.exists():
@@ -124,16 +128,14 @@ class ImageCache:
         return key
 
     def get(self, key: str) -> Image.Image:
-        data = self._mem.get(key)
-        if data is not None:
-            self._mem.move_to_end(key)
-        elif self.store_dir is not None and self._path(key).exists():
+        data = self._mem.get(key)     # a hit counts as a use
+        if data is None:
+            if self.store_dir is None or not self._path(key).exists():
+                raise MissingImageError(
+                    f"screenshot {key} is not in the planner's image cache (capacity {self.capacity}"
+                    + (", no image_store" if self.store_dir is None else f", not in {self.store_dir}")
+                    + "): raise HFPlannerConfig.image_cache_size or set image_store")
             data = self._path(key).read_bytes()
-        else:
-            raise MissingImageError(
-                f"screenshot {key} is not in the planner's image cache (capacity {self.capacity}"
-                + (", no image_store" if self.store_dir is None else f", not in {self.store_dir}")
-                + "): raise HFPlannerConfig.image_cache_size or set image_store")
         return Image.open(io.BytesIO(data)).convert("RGB")
 
 
@@ -369,7 +371,7 @@ class HFPlanner(Policy):
         self.sample = True
         self.temperature = c.temperature
         self.critic = None   # set by the trainer: maps state [N,H] -> value [N] (logged only)
-        self._ids_cache: OrderedDict[str, list[int]] = OrderedDict()
+        self._ids_cache: BoundedCache[str, list[int]] = BoundedCache(4096, touch=True)
 
     # ------------------------------------------------------------------ Policy
     def _base_model(self) -> nn.Module:
@@ -445,7 +447,6 @@ class HFPlanner(Policy):
         ck = ("I" if with_image else "T") + text
         hit = self._ids_cache.get(ck)
         if hit is not None:
-            self._ids_cache.move_to_end(ck)
             return hit
         tok = self.tokenizer
         if getattr(tok, "chat_template", None):
@@ -457,10 +458,7 @@ class HFPlanner(Policy):
             ids = tok(f"{SYSTEM}\n\n{text}\n\n", add_special_tokens=True)["input_ids"]
         if with_image and ids.count(self.image_token_id) != 1:
             raise ValueError(f"the chat template placed {ids.count(self.image_token_id)} image placeholders, expected 1")
-        self._ids_cache[ck] = ids
-        if len(self._ids_cache) > 4096:
-            self._ids_cache.popitem(last=False)
-        return ids
+        return self._ids_cache.put(ck, ids)
 
     def _encode_prompts(self, prompts: list[str]) -> tuple[list[list[int]], dict]:
         """Per-row prompt ids (image placeholders expanded) and the vision tensors of the batch."""
@@ -546,11 +544,8 @@ class HFPlanner(Policy):
                 handle.remove()
         gen = res.sequences[:, ids.shape[1]:].cpu()
         lps = rec.finish(res.sequences[:, -1]).cpu()
-        values: list[float | None] = [None] * len(contexts)
-        if "h" in hook_state and self.critic is not None:
-            v = self.critic(hook_state["h"].cpu())
-            if v is not None:
-                values = [float(x) for x in v.reshape(-1).tolist()]
+        h = hook_state.get("h")
+        values = self.plan_values(h.cpu() if h is not None else None, len(contexts))
         outs = []
         for b, p in enumerate(prompts):
             toks, lp = [], []

@@ -293,8 +293,7 @@ class TinyPlanner(Policy):
         B, Lp = ids.shape
         h, caches = self.model(ids, pos, self._mask(att, Lp))
         state = h[:, -1]
-        v = self.critic(state) if self.critic is not None else None
-        values = v.tolist() if v is not None else [None] * B
+        values = self.plan_values(state, B)
         hk, idk, prompt_att = h, ids, att                 # copy-head keys: the prompt's positions
         keys = self.model.copy_keys(hk, idk)
         logp = self.model.next_logp(h[:, -1:], hk, idk, prompt_att[:, None, :], keys)[:, 0]

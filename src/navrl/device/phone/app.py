@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
-from navrl.device.phone.widgets import Dialog, Sheet, View
+from navrl.device.phone.widgets import Button, Dialog, Sheet, View
 
 if TYPE_CHECKING:  # pragma: no cover
     from navrl.device.phone.world import PhoneWorld
@@ -18,6 +18,19 @@ class Variation:
     filler: int = 0            # procedurally generated extra items
     layout: str = "default"    # "default" or "alt" (test-unseen layouts)
     seed: int = 0
+
+
+def filler_names(rng: random.Random, draws: int, first: list[str], second: list[str],
+                 taken: set[str]) -> Iterator[str]:
+    """Names for filler items: ``draws`` draws of "<first> <second>"; a draw that is already
+    in ``taken`` is skipped (not redrawn), a new one is added to it and yielded. Lazy: the
+    caller's own draws for each item come between two name draws."""
+    for _ in range(draws):
+        name = f"{rng.choice(first)} {rng.choice(second)}"
+        if name in taken:
+            continue
+        taken.add(name)
+        yield name
 
 
 class App:
@@ -102,12 +115,27 @@ class Ctx:
     def set_field(self, key: str, value: str, screen: str | None = None) -> None:
         self.world.state.fields[self.key(key, screen)] = value
 
+    def opened(self, item: Any) -> None:
+        """Note ``item`` as this app's most recently opened one (``data["recent"]``, oldest first)."""
+        recent = self.data["recent"]
+        if item in recent:
+            recent.remove(item)
+        recent.append(item)
+
     # -- overlays, messages, events ------------------------------------------------------------
     def show(self, oid: str, /, **params: Any) -> None:
         self.world.state.overlay = {"owner": self.app.name, "id": oid, "params": params}
 
     def dismiss(self) -> None:
         self.world.state.overlay = None
+
+    def cancel_button(self) -> Button:
+        """The platform's Cancel of a dialog or sheet: it closes the overlay."""
+        return Button(self.L("Cancel"), self.dismiss, "plain")
+
+    def delete_buttons(self, delete: Callable[[], None]) -> list[Button]:
+        """A destructive Delete that runs ``delete``, then Cancel (a confirm dialog's or a row sheet's end)."""
+        return [Button(self.L("Delete"), delete, "destructive"), self.cancel_button()]
 
     def toast(self, msg: str) -> None:
         self.world.state.toast = msg

@@ -4,7 +4,7 @@ from __future__ import annotations
 from navrl.device.phone.apps.bank import PAYEES, SEED_TX, last_charge
 from navrl.device.phone.apps.records import account, add_tx
 from navrl.device.phone.apps.seed import days_ago, money
-from navrl.tasks.expert import Ev, Stage, goto, scroll_to, step_ask, step_complete, tap, type_into
+from navrl.tasks.expert import Ev, Stage, goto, report_stage, scroll_to, step_ask, step_complete, tap, type_into
 from navrl.tasks.spec import Family, Template, register
 from navrl.tasks.templates.mail import at
 
@@ -157,14 +157,10 @@ class BankBalance(Template):
     def answer(self, p):
         return money(p["balance"])
 
-    def check(self, world, p, answer):
-        return True
-
     def stages(self, p):
         return [account_stage(p["account"]),
-                Stage("report the balance", lambda ev: False,
-                      lambda ev: step_complete(ev, f"The {p['account']} balance is {money(p['balance'])}.",
-                                               money(p["balance"])))]
+                report_stage("the balance", f"The {p['account']} balance is {money(p['balance'])}.",
+                             money(p["balance"]))]
 
 
 CHARGE_MERCHANTS = [m for a, m, amt, _ in SEED_TX if a == "Checking" and amt < 0 and m != "Oak Street Apartments"]
@@ -189,9 +185,6 @@ class BankLastCharge(Template):
 
     def answer(self, p):
         return money(p["amount"])
-
-    def check(self, world, p, answer):
-        return True
 
     def stages(self, p):
         m = p["merchant"]

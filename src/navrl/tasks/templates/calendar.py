@@ -4,7 +4,7 @@ from __future__ import annotations
 import random
 
 from navrl.device.phone.apps.calendar import DELETE_EVENT, NEW_EVENT, TIMES, day, long_date, parse
-from navrl.tasks.expert import Ev, ExpertStep, Stage, field_value, goto, step_ask, step_complete, tap, type_into
+from navrl.tasks.expert import Ev, ExpertStep, Stage, field_value, goto, report_stage, step_ask, tap, type_into
 from navrl.tasks.spec import Family, Template, register
 
 C = "Calendar"
@@ -151,6 +151,11 @@ def goto_day(ev: Ev, date: str) -> ExpertStep | None:
     return goto(ev, C, [("month", None, None)]) or show_date(ev, date)
 
 
+def day_stage(date: str) -> Stage:
+    """Show ``date`` in the month view."""
+    return Stage(f"open {long_date(date)}", lambda ev: day_shown(ev, date), lambda ev: goto_day(ev, date))
+
+
 def _free_dates(rng: random.Random, lo: int = 1, hi: int = 40) -> str:
     return day(rng.randint(lo, hi))
 
@@ -228,15 +233,9 @@ class CalendarDayAgenda(Template):
     def answer(self, p):
         return p["title"]
 
-    def check(self, world, p, answer):
-        return True
-
     def stages(self, p):
-        return [Stage(f"open {long_date(p['date'])}", lambda ev: day_shown(ev, p["date"]),
-                      lambda ev: goto_day(ev, p["date"])),
-                Stage("report the event", lambda ev: False,
-                      lambda ev: step_complete(ev, f"The only event that day is {p['title']} at {p['time']}.",
-                                               p["title"]))]
+        return [day_stage(p["date"]),
+                report_stage("the event", f"The only event that day is {p['title']} at {p['time']}.", p["title"])]
 
 
 @register
@@ -263,14 +262,9 @@ class CalendarEventTime(Template):
     def answer(self, p):
         return p["time"]
 
-    def check(self, world, p, answer):
-        return True
-
     def stages(self, p):
-        return [Stage(f"open {long_date(p['date'])}", lambda ev: day_shown(ev, p["date"]),
-                      lambda ev: goto_day(ev, p["date"])),
-                Stage("report the time", lambda ev: False,
-                      lambda ev: step_complete(ev, f"{p['title']} is listed at {p['time']}.", p["time"]))]
+        return [day_stage(p["date"]),
+                report_stage("the time", f"{p['title']} is listed at {p['time']}.", p["time"])]
 
 
 @register

@@ -4,7 +4,7 @@ from __future__ import annotations
 import random
 
 from navrl.device.phone.apps.contacts import CONTACTS, THREADS, contact, digits, thread_of
-from navrl.tasks.expert import Ev, ExpertStep, Stage, findable, goto, step_ask, step_complete, tap, type_into
+from navrl.tasks.expert import Ev, ExpertStep, Stage, findable, goto, report_stage, step_ask, tap, type_into
 from navrl.tasks.spec import Family, Template, register
 from navrl.tasks.templates.notes import cancel_overlay, clear_field, norm, own_overlay
 
@@ -138,15 +138,11 @@ class ContactsPhone(Template):
     def answer(self, p):
         return p["phone"]
 
-    def check(self, world, p, answer):
-        return True
-
     def stages(self, p):
         n = p["name"]
         return [Stage(f"open {n}'s contact card", lambda ev: on_contact(ev, n) and own_overlay(ev, C) is None,
                       lambda ev: open_contact(ev, n)),
-                Stage("report the number", lambda ev: False,
-                      lambda ev: step_complete(ev, f"The card shows the phone number {p['phone']}.", p["phone"]))]
+                report_stage("the number", f"The card shows the phone number {p['phone']}.", p["phone"])]
 
 
 @register
@@ -278,9 +274,6 @@ class MessagesRead(Template):
     def answer(self, p):
         return FACTS[p["i"]][3]
 
-    def check(self, world, p, answer):
-        return True
-
     def stages(self, p):
         w = p["who"]
 
@@ -288,5 +281,4 @@ class MessagesRead(Template):
             return ev.state.fg == M and ev.screen() == ("thread", {"name": w}) and ev.state.loading is None
         return [Stage(f"open the conversation with {w}", there,
                       lambda ev: goto(ev, M, [("main", None, None), ("thread", {"name": w}, w)])),
-                Stage("report the answer", lambda ev: False,
-                      lambda ev: step_complete(ev, f"{w} wrote \"{FACTS[p['i']][1]}\".", FACTS[p["i"]][3]))]
+                report_stage("the answer", f"{w} wrote \"{FACTS[p['i']][1]}\".", FACTS[p["i"]][3])]

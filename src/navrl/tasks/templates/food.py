@@ -70,6 +70,22 @@ def placed(world, restaurant: str, dishes: list[str] | None = None, exact: list[
     return False
 
 
+def checkout_stages(why: str) -> list[Stage]:
+    """Open the cart and place the order (``why``: the reason given for placing it)."""
+    return [Stage("open the cart", lambda ev: at(ev, Q, "cart") and ev.state.overlay is None,
+                  lambda ev: food_overlay(ev) or goto(ev, Q, [("cart", None, "Cart")])),
+            Stage("place the order", lambda ev: False, lambda ev: food_overlay(ev) or tap(ev, "Place Order", why))]
+
+
+def open_order(ev: Ev, oid: int):
+    """Go to order ``oid``'s page, closing QuickBite's sheets first (None once there)."""
+    s = food_overlay(ev)
+    if s is not None:
+        return s
+    title = order_titles(ev.data(Q)["orders"])[oid]
+    return goto(ev, Q, [("orders", None, "Orders"), ("order", {"id": oid}, title)])
+
+
 def order_stages(restaurant: str, dish) -> list[Stage]:
     """Add ``dish`` (a name, or a callable of ev giving it) from ``restaurant`` and place the order."""
     def dn(ev: Ev) -> str:
@@ -81,25 +97,13 @@ def order_stages(restaurant: str, dish) -> list[Stage]:
             return s
         return goto(ev, Q, [("home", None, "Browse"), ("restaurant", {"name": restaurant}, restaurant)]) \
             or tap(ev, dn(ev), f"{dn(ev)} is on the menu.")
-    return [
-        Stage("add the dish to the cart", lambda ev: in_cart(ev, restaurant, dn(ev)), add),
-        Stage("open the cart", lambda ev: at(ev, Q, "cart") and ev.state.overlay is None,
-              lambda ev: food_overlay(ev) or goto(ev, Q, [("cart", None, "Cart")])),
-        Stage("place the order", lambda ev: False,
-              lambda ev: food_overlay(ev) or tap(ev, "Place Order", "The cart is right; I place the order.")),
-    ]
+    return [Stage("add the dish to the cart", lambda ev: in_cart(ev, restaurant, dn(ev)), add),
+            *checkout_stages("The cart is right; I place the order.")]
 
 
 def view_order_stage(oid_of, desc: str = "open the order in QuickBite") -> Stage:
     """Open an order's page (``oid_of(ev)`` gives its id); done once it was opened this episode."""
-    def act(ev: Ev):
-        oid = oid_of(ev)
-        s = food_overlay(ev)
-        if s is not None:
-            return s
-        title = order_titles(ev.data(Q)["orders"])[oid]
-        return goto(ev, Q, [("orders", None, "Orders"), ("order", {"id": oid}, title)])
-    return Stage(desc, lambda ev: oid_of(ev) in ev.data(Q)["opened"], act)
+    return Stage(desc, lambda ev: oid_of(ev) in ev.data(Q)["opened"], lambda ev: open_order(ev, oid_of(ev)))
 
 
 @register
@@ -146,9 +150,6 @@ class FoodLastTotal(Template):
 
     def answer(self, p):
         return self.total(p)
-
-    def check(self, world, p, answer):
-        return True
 
     def stages(self, p):
         def report(ev: Ev):
@@ -210,14 +211,6 @@ class FoodReorder(Template):
             return c["restaurant"] == r and sorted((it["name"], it["qty"]) for it in c["items"]) == want
 
         def reorder(ev: Ev):
-            s = food_overlay(ev)
-            if s is not None:
-                return s
-            title = order_titles(ev.data(Q)["orders"])[p["id"]]
-            return goto(ev, Q, [("orders", None, "Orders"), ("order", {"id": p["id"]}, title)]) \
-                or tap(ev, "Reorder", "This is the last order from there; I reorder it.")
+            return open_order(ev, p["id"]) or tap(ev, "Reorder", "This is the last order from there; I reorder it.")
         return [Stage(f"reorder the last {r} order", cart_ok, reorder),
-                Stage("open the cart", lambda ev: at(ev, Q, "cart") and ev.state.overlay is None,
-                      lambda ev: food_overlay(ev) or goto(ev, Q, [("cart", None, "Cart")])),
-                Stage("place the order", lambda ev: False,
-                      lambda ev: food_overlay(ev) or tap(ev, "Place Order", "The cart matches; I place the order."))]
+                *checkout_stages("The cart matches; I place the order.")]

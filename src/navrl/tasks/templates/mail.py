@@ -4,8 +4,8 @@ from __future__ import annotations
 from navrl.device.phone.apps.mail import SEED, find_email
 from navrl.device.phone.apps.records import add_email
 from navrl.device.phone.apps.seed import days_ago
-from navrl.tasks.expert import (Ev, ExpertStuck, Stage, field_value, findable, goto, step_ask, step_complete,
-                                step_tap, tap, type_into)
+from navrl.tasks.expert import (Ev, ExpertStuck, Stage, field_value, findable, goto, report_stage, step_ask, step_tap,
+                                tap, type_into)
 from navrl.tasks.spec import Family, Template, register
 
 M = "Mail"
@@ -241,16 +241,11 @@ class MailConfirmationCode(Template):
     def answer(self, p):
         return p["code"]
 
-    def check(self, world, p, answer):
-        return True
-
     def stages(self, p):
         subj = self.subject(p)
         return [Stage(f"open the {p['airline']} email", lambda ev: on_email(ev, subj),
                       lambda ev: mail_open(ev, subj)),
-                Stage("report the code", lambda ev: False,
-                      lambda ev: step_complete(ev, f"The email says the confirmation code is {p['code']}.",
-                                               p["code"]))]
+                report_stage("the code", f"The email says the confirmation code is {p['code']}.", p["code"])]
 
 
 @register

@@ -6,7 +6,7 @@ Directions in Maps ask for the destination first, so goals that name the start f
 from __future__ import annotations
 
 from navrl.device.phone.apps.maps import DEFAULT_SAVED, MODES, PLACES, route_time
-from navrl.tasks.expert import Ev, ExpertStep, Stage, goto, step_ask, step_complete, tap, type_into
+from navrl.tasks.expert import Ev, ExpertStep, Stage, goto, report_stage, step_ask, tap, type_into
 from navrl.tasks.spec import Family, Template, register
 
 M = "Maps"
@@ -25,6 +25,11 @@ def open_place(ev: Ev, name: str) -> ExpertStep | None:
         return None
     return goto(ev, M, [("search", None, "Explore")]) or type_into(ev, "Search Maps", name) or \
         tap(ev, name, f"{name} is in the results.")
+
+
+def place_stage(name: str) -> Stage:
+    """Open ``name``'s place page (done while it is on screen)."""
+    return Stage(f"open {name}", lambda ev: on_place(ev, name), lambda ev: open_place(ev, name))
 
 
 def on_route(ev: Ev, frm: str, to: str) -> bool:
@@ -108,7 +113,7 @@ class MapsSavePlace(Template):
 
     def stages(self, p):
         n = p["name"]
-        return [Stage(f"open {n}", lambda ev: on_place(ev, n), lambda ev: open_place(ev, n)),
+        return [place_stage(n),
                 Stage("tap Save", lambda ev: False, lambda ev: tap(ev, "Save", f"{n} is not saved yet."))]
 
 
@@ -133,15 +138,11 @@ class MapsTravelTime(Template):
     def answer(self, p):
         return p["time"]
 
-    def check(self, world, p, answer):
-        return True
-
     def stages(self, p):
         a, b, m = p["frm"], p["to"], p["mode"]
         return directions_stages(a, b) + [
             mode_stage(a, b, m),
-            Stage("report the time", lambda ev: False, lambda ev: step_complete(
-                ev, f"The {m} route from {a} to {b} takes {p['time']}.", p["time"]))]
+            report_stage("the time", f"The {m} route from {a} to {b} takes {p['time']}.", p["time"])]
 
 
 @register
@@ -189,11 +190,6 @@ class MapsAddress(Template):
     def answer(self, p):
         return p["address"]
 
-    def check(self, world, p, answer):
-        return True
-
     def stages(self, p):
-        n = p["name"]
-        return [Stage(f"open {n}", lambda ev: on_place(ev, n), lambda ev: open_place(ev, n)),
-                Stage("report the address", lambda ev: False, lambda ev: step_complete(
-                    ev, f"The place page shows {p['address']}.", p["address"]))]
+        return [place_stage(p["name"]),
+                report_stage("the address", f"The place page shows {p['address']}.", p["address"])]

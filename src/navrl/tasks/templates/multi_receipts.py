@@ -56,9 +56,6 @@ class ReceiptsMatch(Template):
     def answer(self, p):
         return "No" if p["odd"] else "Yes"
 
-    def check(self, world, p, answer):
-        return True
-
     def stages(self, p):
         subj = receipt_subject("Chipotle", PLANTED)
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 import random
 
 from navrl.device.phone.apps.notes import NOTES, Notes
-from navrl.tasks.expert import (Ev, ExpertStep, Stage, findable, goto, scroll_to, step_complete, step_long_press,
-                                step_tap, tap, type_into)
+from navrl.tasks.expert import (Ev, ExpertStep, Stage, findable, goto, report_stage, scroll_to, step_complete,
+                                step_long_press, step_tap, tap, type_into)
 from navrl.tasks.spec import Family, Template, register
 
 N = "Notes"
@@ -94,6 +94,11 @@ def on_note(ev: Ev, title: str) -> bool:
     n = note_by_title(ev.state, title)
     return n is not None and ev.state.fg == N and ev.screen() == ("note", {"id": n["id"]}) \
         and ev.state.loading is None and own_overlay(ev, N) is None
+
+
+def note_stage(title: str) -> Stage:
+    """Open the note titled ``title`` (done while it is on screen)."""
+    return Stage(f"open the note {title}", lambda ev: on_note(ev, title), lambda ev: open_note(ev, title))
 
 
 # ------------------------------------------------------------------------------ templates
@@ -228,7 +233,7 @@ class NotesPin(Template):
 
     def stages(self, p):
         t = p["title"]
-        return [Stage(f"open the note {t}", lambda ev: on_note(ev, t), lambda ev: open_note(ev, t)),
+        return [note_stage(t),
                 Stage("pin it", lambda ev: False, lambda ev: tap(ev, "Pin", "The note has a Pin button."))]
 
 
@@ -253,11 +258,7 @@ class NotesRead(Template):
     def answer(self, p):
         return PLANTED[p["i"]][3]
 
-    def check(self, world, p, answer):
-        return True
-
     def stages(self, p):
         t, b, _, a = PLANTED[p["i"]]
-        return [Stage(f"open the note {t}", lambda ev: on_note(ev, t), lambda ev: open_note(ev, t)),
-                Stage("report the answer", lambda ev: False,
-                      lambda ev: step_complete(ev, f"The note says \"{b}\".", a))]
+        return [note_stage(t),
+                report_stage("the answer", f"The note says \"{b}\".", a)]

@@ -4,7 +4,7 @@ from __future__ import annotations
 import random
 
 from navrl.device.phone.apps.recipes import RECIPES, recipe
-from navrl.tasks.expert import (Ev, ExpertStep, Stage, goto, scroll_to, step_complete, step_swipe, tap,
+from navrl.tasks.expert import (Ev, ExpertStep, Stage, goto, report_stage, scroll_to, step_complete, step_swipe, tap,
                                 type_into)
 from navrl.tasks.spec import Family, Template, register
 from navrl.tasks.templates.notes import cancel_overlay, long_press, own_overlay
@@ -40,6 +40,11 @@ def open_recipe(ev: Ev, name: str) -> ExpertStep | None:
     if ev.state.fg == R and ev.screen() == (target, {"name": name}) and own_overlay(ev, R) is not None:
         return cancel_overlay(ev)
     return search_list(ev, name) or tap(ev, name, f"{name} is in the results; I open it.")
+
+
+def recipe_stage(name: str) -> Stage:
+    """Open the free recipe ``name`` (done while its page is on screen)."""
+    return Stage(f"open {name}", lambda ev: on_screen(ev, "recipe", name), lambda ev: open_recipe(ev, name))
 
 
 @register
@@ -134,8 +139,7 @@ class RecipesFavorite(Template):
         return r is not None and r["fav"]
 
     def stages(self, p):
-        n = p["name"]
-        return [Stage(f"open {n}", lambda ev: on_screen(ev, "recipe", n), lambda ev: open_recipe(ev, n)),
+        return [recipe_stage(p["name"]),
                 Stage("favorite it", lambda ev: False, lambda ev: tap(ev, "Favorite", "I tap Favorite."))]
 
 
@@ -156,11 +160,6 @@ class RecipesTime(Template):
     def answer(self, p):
         return f"{p['minutes']} min"
 
-    def check(self, world, p, answer):
-        return True
-
     def stages(self, p):
-        n = p["name"]
-        return [Stage(f"open {n}", lambda ev: on_screen(ev, "recipe", n), lambda ev: open_recipe(ev, n)),
-                Stage("report the time", lambda ev: False,
-                      lambda ev: step_complete(ev, f"The recipe says {p['minutes']} min.", f"{p['minutes']} min"))]
+        return [recipe_stage(p["name"]),
+                report_stage("the time", f"The recipe says {p['minutes']} min.", f"{p['minutes']} min")]

@@ -3,11 +3,12 @@ from __future__ import annotations
 
 from navrl.device.phone.apps.seed import money
 from navrl.device.phone.apps.shop import PRODUCTS
-from navrl.tasks.expert import Ev, Stage, goto, step_complete, tap, type_into, step_ask
+from navrl.tasks.expert import Ev, Stage, goto, report_stage, tap, type_into, step_ask
 from navrl.tasks.spec import Family, Template, register
 
 S = "Shop"
 SIZED = [p for p in PRODUCTS if p[3]]
+UNSIZED = [p for p in PRODUCTS if not p[3]]
 
 
 def in_bag(ev_or_world, name: str, size: str | None = None) -> bool:
@@ -36,6 +37,20 @@ def size_stage(ev: Ev, name: str, size: str):
     return tap(ev, size, f"I choose size {size}.")
 
 
+def find_stage(name: str) -> Stage:
+    """Search for ``name`` and open its product page."""
+    return Stage(f"find {name}", lambda ev: ev.screen() == ("product", {"name": name}),
+                 lambda ev: search_and_open(ev, name))
+
+
+def add_stages(name: str, size: str | None = None) -> list[Stage]:
+    """Find ``name``, pick ``size`` (for sized products) and add it to the bag."""
+    pick = [Stage(f"pick size {size}", lambda ev: ev.world.state.fields.get(f"{S}/product/size") == size,
+                  lambda ev: size_stage(ev, name, size))] if size is not None else []
+    return [find_stage(name), *pick,
+            Stage("add it to the bag", lambda ev: False, lambda ev: tap(ev, ev.skin.label("Add to cart")))]
+
+
 @register
 class ShopAddToBag(Template):
     name = "shop_add_to_bag"
@@ -44,8 +59,7 @@ class ShopAddToBag(Template):
     max_steps = 15
 
     def sample(self, rng):
-        p = rng.choice([p for p in PRODUCTS if not p[3]])
-        return {"name": p[0]}
+        return {"name": rng.choice(UNSIZED)[0]}
 
     def goal(self, p):
         return f"Add {p['name']} to my shopping bag in the Shop app."
@@ -54,10 +68,7 @@ class ShopAddToBag(Template):
         return in_bag(world, p["name"])
 
     def stages(self, p):
-        n = p["name"]
-        return [Stage(f"find {n}", lambda ev: ev.screen() == ("product", {"name": n}),
-                      lambda ev: search_and_open(ev, n)),
-                Stage("add it to the bag", lambda ev: False, lambda ev: tap(ev, ev.skin.label("Add to cart")))]
+        return add_stages(p["name"])
 
 
 @register
@@ -78,12 +89,7 @@ class ShopAddSized(Template):
         return in_bag(world, p["name"], p["size"])
 
     def stages(self, p):
-        n, sz = p["name"], p["size"]
-        return [Stage(f"find {n}", lambda ev: ev.screen() == ("product", {"name": n}),
-                      lambda ev: search_and_open(ev, n)),
-                Stage(f"pick size {sz}", lambda ev: ev.world.state.fields.get(f"{S}/product/size") == sz,
-                      lambda ev: size_stage(ev, n, sz)),
-                Stage("add it to the bag", lambda ev: False, lambda ev: tap(ev, ev.skin.label("Add to cart")))]
+        return add_stages(p["name"], p["size"])
 
 
 @register
@@ -107,14 +113,11 @@ class ShopAskSize(Template):
         return in_bag(world, p["name"], p["size"])
 
     def stages(self, p):
-        n, sz = p["name"], p["size"]
+        sz = p["size"]
         return [Stage("ask the user for their shoe size", lambda ev: ev.knows(sz),
-                      lambda ev: step_ask(ev, "What is your shoe size?", "The task needs the user's shoe size, which I don't know.")),
-                Stage(f"find {n}", lambda ev: ev.screen() == ("product", {"name": n}),
-                      lambda ev: search_and_open(ev, n)),
-                Stage(f"pick size {sz}", lambda ev: ev.world.state.fields.get(f"{S}/product/size") == sz,
-                      lambda ev: size_stage(ev, n, sz)),
-                Stage("add it to the bag", lambda ev: False, lambda ev: tap(ev, ev.skin.label("Add to cart")))]
+                      lambda ev: step_ask(ev, "What is your shoe size?",
+                                          "The task needs the user's shoe size, which I don't know."))] \
+            + add_stages(p["name"], sz)
 
 
 @register
@@ -125,7 +128,7 @@ class ShopRemoveFromBag(Template):
     max_steps = 12
 
     def sample(self, rng):
-        items = rng.sample([p[0] for p in PRODUCTS if not p[3]], 3)
+        items = rng.sample([p[0] for p in UNSIZED], 3)
         return {"items": items, "target": items[1]}
 
     def goal(self, p):
@@ -160,8 +163,7 @@ class ShopCheckout(Template):
     max_steps = 20
 
     def sample(self, rng):
-        p = rng.choice([p for p in PRODUCTS if not p[3]])
-        return {"name": p[0]}
+        return {"name": rng.choice(UNSIZED)[0]}
 
     def goal(self, p):
         return f"Buy {p['name']} from the Shop app and place the order."
@@ -195,12 +197,6 @@ class ShopPrice(Template):
     def answer(self, p):
         return p["price"]
 
-    def check(self, world, p, answer):
-        return True
-
     def stages(self, p):
-        n = p["name"]
-        return [Stage(f"find {n}", lambda ev: ev.screen() == ("product", {"name": n}),
-                      lambda ev: search_and_open(ev, n)),
-                Stage("report the price", lambda ev: False,
-                      lambda ev: step_complete(ev, f"The product page shows {p['price']}.", p["price"]))]
+        return [find_stage(p["name"]),
+                report_stage("the price", f"The product page shows {p['price']}.", p["price"])]

@@ -4,7 +4,7 @@ from __future__ import annotations
 import random
 
 from navrl.device.phone.apps.store import CAPTCHA_APPS, CATALOG, COLLIDING, INSTALLABLE
-from navrl.tasks.expert import Ev, ExpertStep, Stage, goto, step_complete, tap, type_into
+from navrl.tasks.expert import Ev, ExpertStep, Stage, goto, report_stage, tap, type_into
 from navrl.tasks.spec import Family, Template, register
 from navrl.tasks.templates.notes import cancel_overlay, own_overlay
 
@@ -100,12 +100,8 @@ class StoreDeveloper(Template):
     def answer(self, p):
         return p["dev"]
 
-    def check(self, world, p, answer):
-        return True
-
     def stages(self, p):
         n = p["name"]
         return [Stage(f"open the store page of {n}", lambda ev: on_page(ev, "detail", n) and not own_overlay(ev, A),
                       lambda ev: open_page(ev, n)),
-                Stage("report the developer", lambda ev: False,
-                      lambda ev: step_complete(ev, f"The page says it is made by {p['dev']}.", p["dev"]))]
+                report_stage("the developer", f"The page says it is made by {p['dev']}.", p["dev"])]

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from navrl.device.phone.apps.weather import ADD_CITY, CITIES, CONDITIONS, SAVED, day_label, set_day, weekday
-from navrl.tasks.expert import Ev, ExpertStep, Stage, goto, step_ask, step_complete, tap, type_into
+from navrl.tasks.expert import Ev, ExpertStep, Stage, goto, report_stage, step_ask, tap, type_into
 from navrl.tasks.spec import Family, Template, register
 
 W = "Weather"
@@ -40,6 +40,11 @@ def add_stages(city: str) -> list[Stage]:
     return [Stage(f"add {city} to the city list", lambda ev: is_saved(ev, city), lambda ev: add_city(ev, city))]
 
 
+def city_stage(city: str, desc: str | None = None) -> Stage:
+    """Open ``city``'s forecast (done while it is on screen)."""
+    return Stage(desc or f"open the {city} forecast", lambda ev: on_city(ev, city), lambda ev: open_city(ev, city))
+
+
 def forecast_stage(city: str, extra_done=None) -> Stage:
     """Look at ``city``'s forecast (done once it was opened, or when ``extra_done`` holds)."""
     def done(ev):
@@ -73,14 +78,12 @@ class WeatherAddCity(Template):
 
 
 @register
-class WeatherAskHometown(Template):
+class WeatherAskHometown(WeatherAddCity):
+    """Add a city as in weather_add_city, but the goal names it only as the user's hometown."""
+
     name = "weather_ask_hometown"
     family = Family.ASK_USER
-    apps = (W,)
     max_steps = 14
-
-    def sample(self, rng):
-        return {"city": rng.choice([c for c, _ in CITIES if c not in SAVED])}
 
     def goal(self, p):
         return "Add my hometown to the Weather app."
@@ -88,17 +91,10 @@ class WeatherAskHometown(Template):
     def profile(self, p):
         return {"hometown": p["city"]}
 
-    def setup(self, state, p):
-        d = state.data[W]
-        d["saved"] = [c for c in d["saved"] if c != p["city"]]
-
-    def check(self, world, p, answer):
-        return is_saved(world, p["city"])
-
     def stages(self, p):
         return [Stage("ask the user for their hometown", lambda ev: ev.knows(p["city"]),
                       lambda ev: step_ask(ev, "Which city is your hometown?",
-                                          "I don't know which city the user's hometown is."))] + add_stages(p["city"])
+                                          "I don't know which city the user's hometown is."))] + super().stages(p)
 
 
 @register
@@ -122,14 +118,9 @@ class WeatherHigh(Template):
     def answer(self, p):
         return str(p["hi"])
 
-    def check(self, world, p, answer):
-        return True
-
     def stages(self, p):
-        return [Stage(f"open the {p['city']} forecast", lambda ev: on_city(ev, p["city"]),
-                      lambda ev: open_city(ev, p["city"])),
-                Stage("report the high", lambda ev: False, lambda ev: step_complete(
-                    ev, f"The {day_label(p['day'])} row shows a high of {p['hi']}.", f"{p['hi']} F"))]
+        return [city_stage(p["city"]),
+                report_stage("the high", f"The {day_label(p['day'])} row shows a high of {p['hi']}.", f"{p['hi']} F")]
 
 
 @register
@@ -153,14 +144,9 @@ class WeatherCondition(Template):
     def answer(self, p):
         return p["cond"]
 
-    def check(self, world, p, answer):
-        return True
-
     def stages(self, p):
-        return [Stage(f"open the {p['city']} forecast", lambda ev: on_city(ev, p["city"]),
-                      lambda ev: open_city(ev, p["city"])),
-                Stage("report the forecast", lambda ev: False, lambda ev: step_complete(
-                    ev, f"The {day_label(p['day'])} row says {p['cond']}.", p["cond"]))]
+        return [city_stage(p["city"]),
+                report_stage("the forecast", f"The {day_label(p['day'])} row says {p['cond']}.", p["cond"])]
 
 
 @register
@@ -186,12 +172,8 @@ class WeatherNow(Template):
     def answer(self, p):
         return str(p["temp"])
 
-    def check(self, world, p, answer):
-        return True
-
     def stages(self, p):
         c = p["city"]
         return add_stages(c) + [
-            Stage(f"open {c}", lambda ev: on_city(ev, c), lambda ev: open_city(ev, c)),
-            Stage("report the temperature", lambda ev: False, lambda ev: step_complete(
-                ev, f"{c} shows {p['temp']} F right now.", f"{p['temp']} F"))]
+            city_stage(c, f"open {c}"),
+            report_stage("the temperature", f"{c} shows {p['temp']} F right now.", f"{p['temp']} F")]

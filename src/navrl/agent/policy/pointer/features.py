@@ -21,6 +21,7 @@ from functools import lru_cache
 
 from navrl.agent.policy.pointer.text import (Piece, STOPWORDS, alignment, content_keys, norm, pieces, span_text,
                                              spans, trigrams)
+from navrl.lru import BoundedCache
 
 KINDS = ("tap", "long_press", "type", "swipe_up", "swipe_down", "swipe_left", "swipe_right", "home", "ask",
          "complete", "answer")
@@ -127,8 +128,8 @@ class Vocab:
         from navrl.agent.policy.pointer.vocab import PUNCTUATION
         self.words = list(dict.fromkeys(list(words) + list(PUNCTUATION)))
         self.index = {w: i + 1 for i, w in enumerate(self.words)}
-        self._tri: dict[str, frozenset[str]] = {}
-        self._align: dict[tuple[str, str, str, str], tuple[float, ...]] = {}
+        self._tri: BoundedCache[str, frozenset[str]] = BoundedCache(200_000, evict="all")
+        self._align: BoundedCache[tuple[str, str, str, str], tuple[float, ...]] = BoundedCache(200_000, evict="all")
 
     @property
     def size(self) -> int:
@@ -145,10 +146,8 @@ class Vocab:
         t = self._tri.get(key)
         if t is None:
             ps = pieces(text)[:max_pieces]
-            t = frozenset(trigrams(" ".join(p.key if p.key in self.index else _entity_char(p.key) for p in ps)))
-            if len(self._tri) > 200_000:
-                self._tri.clear()
-            self._tri[key] = t
+            abstract = " ".join(p.key if p.key in self.index else _entity_char(p.key) for p in ps)
+            t = self._tri.put(key, frozenset(trigrams(abstract)))
         return t
 
     def node_alignment(self, label: str, value: str, goal: str, answers: str) -> tuple[float, ...]:
@@ -167,10 +166,7 @@ class Vocab:
                 out += [0.0, 0.0, 0.0]
             out.append(alignment(value, goal, goal_keys, goal_tri, self.abstract_trigrams(value, MAX_NODE_PIECES))[2]
                        if value else 0.0)
-            f = tuple(out)
-            if len(self._align) > 200_000:
-                self._align.clear()
-            self._align[key] = f
+            f = self._align.put(key, tuple(out))
         return f
 
 

@@ -10,7 +10,6 @@ output's log-prob, and :meth:`score` recomputes exactly that from the stored pro
 from __future__ import annotations
 
 import json
-from collections import OrderedDict
 from dataclasses import asdict
 
 import torch
@@ -20,6 +19,7 @@ from navrl.agent.policy.base import Policy, ScoredBatch
 from navrl.agent.policy.pointer.features import (KIND_ID, NODE_KINDS, Decision, Encoded, Vocab,
                                                  context_prompt, decision_for, encode, question_frame, render_text)
 from navrl.agent.policy.pointer.model import NEG, PointerConfig, PointerNet, collate
+from navrl.lru import BoundedCache
 
 _USE = {KIND_ID["type"]: 0, KIND_ID["answer"]: 1, KIND_ID["ask"]: 2}
 _NODE_K = frozenset(KIND_ID[k] for k in NODE_KINDS)
@@ -46,8 +46,8 @@ class PointerPlanner(Policy):
         self.sample = True
         self.temperature = 1.0
         self.critic = None
-        self._cache: OrderedDict[str, Encoded] = OrderedDict()
-        self._demo_ids: dict[tuple[str, str, int], list[int] | None] = {}
+        self._cache: BoundedCache[str, Encoded] = BoundedCache(50_000, touch=True)
+        self._demo_ids: BoundedCache[tuple[str, str, int], list[int] | None] = BoundedCache(100_000, evict="all")
         self.chunk_size = 64
         """States per forward pass (batches are cut into chunks of similar-sized states)."""
 
@@ -71,15 +71,11 @@ class PointerPlanner(Policy):
     def encode_demo(self, prompt: str, text: str) -> list[int] | None:
         key = (prompt, text, len(self.frames))   # PPO-ptx re-reads the same demonstrations every minibatch
         if key in self._demo_ids:
-            return self._demo_ids[key]
+            return self._demo_ids.get(key)
         from navrl.agent.plan import parse_plan
         plan = parse_plan(text)
         d = decision_for(plan.step, self.state(prompt), self.frames) if plan else None
-        ids = d.ids() if d is not None else None
-        if len(self._demo_ids) > 100_000:
-            self._demo_ids.clear()
-        self._demo_ids[key] = ids
-        return ids
+        return self._demo_ids.put(key, d.ids() if d is not None else None)
 
     def prepare_sft(self, demos) -> None:
         """Learn the question frames ("What is your {}?") from the demonstrations' questions."""
@@ -116,12 +112,7 @@ class PointerPlanner(Policy):
     def state(self, prompt: str) -> Encoded:
         e = self._cache.get(prompt)
         if e is None:
-            e = encode(prompt, self.vocab)
-            self._cache[prompt] = e
-            if len(self._cache) > 50_000:
-                self._cache.popitem(last=False)
-        else:
-            self._cache.move_to_end(prompt)
+            e = self._cache.put(prompt, encode(prompt, self.vocab))
         return e
 
     def _forward(self, states: list[Encoded], kinds: torch.Tensor | None, args: torch.Tensor | None,
@@ -215,8 +206,7 @@ class PointerPlanner(Policy):
         states = [self.state(p) for p in prompts]
         T = self.temperature if self.sample else 1.0
         kind, arg, frame, logp, _, mask, cls = self._forward(states, None, None, None, T, choose=True)
-        v = self.critic(cls) if self.critic is not None else None
-        values = v.tolist() if v is not None else [None] * len(states)
+        values = self.plan_values(cls, len(states))
         out = []
         for i, e in enumerate(states):
             d = Decision(int(kind[i]), int(arg[i]), int(frame[i]))

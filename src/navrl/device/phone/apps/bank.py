@@ -166,10 +166,10 @@ class Bank(App):
                 ctx.dismiss()
             return Sheet("Transfer from" if which == "src" else "Transfer to",
                          [Button(n, lambda n=n: pick(n), "plain") for n in names]
-                         + [Button(ctx.L("Cancel"), ctx.dismiss, "plain")])
+                         + [ctx.cancel_button()])
         if oid == "confirm":
             amt, src, dst = params["amount"], params["src"], params["dst"]
             return Dialog("Confirm transfer", f"Send {money(amt)} from {src} to {dst}?",
                           [Button("Transfer Now", lambda: self._transfer(ctx, amt, src, dst)),
-                           Button(ctx.L("Cancel"), ctx.dismiss, "plain")])
+                           ctx.cancel_button()])
         return None

@@ -165,6 +165,5 @@ class Calendar(App):
                 ctx.dismiss()
                 ctx.pop()
             return Dialog("Delete Event?", f"\"{e['title'] if e else 'This event'}\" will be removed.",
-                          [Button(ctx.L("Delete"), delete, "destructive"),
-                           Button(ctx.L("Cancel"), ctx.dismiss, "plain")])
+                          ctx.delete_buttons(delete))
         return None

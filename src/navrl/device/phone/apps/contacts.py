@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import random
 
-from navrl.device.phone.app import App, Ctx, Variation
+from navrl.device.phone.app import App, Ctx, Variation, filler_names
 from navrl.device.phone.widgets import (Button, ListItem, ListView, Row, Text, TextField, View)
 
 CONTACTS = [
@@ -57,12 +57,7 @@ class Contacts(App):
     def init_data(self, rng: random.Random, var: Variation) -> dict:
         cs = [{"name": n, "phone": p, "email": e, "company": co} for n, p, e, co in CONTACTS]
         if var.filler:
-            names = {c["name"] for c in cs}
-            for _ in range(var.filler * 2):
-                n = f"{rng.choice(FILLER_FIRST)} {rng.choice(FILLER_LAST)}"
-                if n in names:
-                    continue
-                names.add(n)
+            for n in filler_names(rng, var.filler * 2, FILLER_FIRST, FILLER_LAST, {c["name"] for c in cs}):
                 first, last = n.lower().split()
                 cs.append({"name": n, "phone": f"555-{rng.randint(100, 999)}-{rng.randint(1000, 9999)}",
                            "email": f"{first}.{last}@example.net", "company": ""})
@@ -75,10 +70,7 @@ class Contacts(App):
         return sorted(d["contacts"], key=lambda c: c["name"].lower())
 
     def _open(self, ctx: Ctx, name: str) -> None:
-        d = ctx.data
-        if name in d["recent"]:
-            d["recent"].remove(name)
-        d["recent"].append(name)
+        ctx.opened(name)
         ctx.push("contact", name=name)
 
     def _edit(self, ctx: Ctx, name: str) -> None:

@@ -186,13 +186,13 @@ class QuickBite(App):
         if oid == "dish":
             r, dish, price = params["restaurant"], params["dish"], params["price"]
             return Sheet(dish, [Button(ctx.L("Add to cart"), lambda: self._add(ctx, r, dish, price)),
-                                Button(ctx.L("Cancel"), ctx.dismiss, "plain")], message=money(price))
+                                ctx.cancel_button()], message=money(price))
         if oid == "newcart":
             def fresh() -> None:
                 d["cart"] = {"restaurant": None, "items": []}
                 self._add(ctx, params["restaurant"], params["dish"], params["price"])
             return Dialog("Start a new cart?", f"Your cart has items from {d['cart']['restaurant']}.",
-                          [Button("New Cart", fresh, "destructive"), Button(ctx.L("Cancel"), ctx.dismiss, "plain")])
+                          [Button("New Cart", fresh, "destructive"), ctx.cancel_button()])
         if oid == "cartitem":
             i = params["index"]
             if i >= len(d["cart"]["items"]):
@@ -204,8 +204,7 @@ class QuickBite(App):
                 if not d["cart"]["items"]:
                     d["cart"]["restaurant"] = None
                 ctx.dismiss()
-            return Sheet(it["name"], [Button(ctx.L("Delete"), remove, "destructive"),
-                                      Button(ctx.L("Cancel"), ctx.dismiss, "plain")])
+            return Sheet(it["name"], ctx.delete_buttons(remove))
         if oid == "placed":
             def done() -> None:
                 ctx.dismiss()

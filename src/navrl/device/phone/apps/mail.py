@@ -154,8 +154,7 @@ class Mail(App):
                 ctx.pop()
                 ctx.toast("Message deleted")
             return Dialog("Delete this message?", "It will be moved to the Trash.",
-                          [Button(ctx.L("Delete"), delete, "destructive"),
-                           Button(ctx.L("Cancel"), ctx.dismiss, "plain")])
+                          ctx.delete_buttons(delete))
         if oid == "restore":
             e = next((e for e in d["trash"] if e["id"] == params["id"]), None)
             if e is None:
@@ -167,6 +166,6 @@ class Mail(App):
                 ctx.emit("mail_restored", id=e["id"], subject=e["subject"])
                 ctx.dismiss()
                 ctx.toast("Moved to Inbox")
-            return Sheet(e["subject"], [Button("Restore", restore), Button(ctx.L("Cancel"), ctx.dismiss, "plain")],
+            return Sheet(e["subject"], [Button("Restore", restore), ctx.cancel_button()],
                          message=f"From {e['sender']}")
         return None

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import random
 
-from navrl.device.phone.app import App, Ctx, Variation
+from navrl.device.phone.app import App, Ctx, Variation, filler_names
 from navrl.device.phone.widgets import (Button, Dialog, ListItem, ListView, Row, Sheet, Text, TextField, View)
 
 NOTES = [
@@ -51,12 +51,7 @@ class Notes(App):
     def init_data(self, rng: random.Random, var: Variation) -> dict:
         notes = [{"id": i + 1, "title": t, "body": b, "pinned": False} for i, (t, b) in enumerate(NOTES)]
         if var.filler:
-            used = set()
-            for _ in range(var.filler):
-                t = f"{rng.choice(FILLER_WORDS)} {rng.choice(FILLER_TOPICS)}"
-                if t in used:
-                    continue
-                used.add(t)
+            for t in filler_names(rng, var.filler, FILLER_WORDS, FILLER_TOPICS, set()):
                 notes.append({"id": len(notes) + 1, "title": t, "body": f"Something about the {t.split()[1]}",
                               "pinned": False})
         if var.shuffle:
@@ -87,10 +82,7 @@ class Notes(App):
         return next((n for n in d["notes"] if n["id"] == nid), None)
 
     def _open(self, ctx: Ctx, nid: int) -> None:
-        d = ctx.data
-        if nid in d["recent"]:
-            d["recent"].remove(nid)
-        d["recent"].append(nid)
+        ctx.opened(nid)
         ctx.push("note", id=nid)
 
     def _delete(self, ctx: Ctx, nid: int) -> None:
@@ -167,13 +159,12 @@ class Notes(App):
                 ctx.dismiss()
                 self._delete(ctx, nid)
             return Sheet(n["title"] or "Untitled", [Button("Unpin" if n["pinned"] else "Pin", pin, "plain"),
-                                                   Button(ctx.L("Delete"), delete, "destructive"),
-                                                   Button(ctx.L("Cancel"), ctx.dismiss, "plain")])
+                                                   *ctx.delete_buttons(delete)])
         if oid == "confirm":
             def yes() -> None:
                 ctx.dismiss()
                 self._delete(ctx, nid)
                 ctx.pop()
             return Dialog("Delete this note?", "This can't be undone.",
-                          [Button(ctx.L("Delete"), yes, "destructive"), Button(ctx.L("Cancel"), ctx.dismiss, "plain")])
+                          ctx.delete_buttons(yes))
         return None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from navrl.device.phone.app import App, Ctx, Variation
+from navrl.device.phone.app import App, Ctx, Variation, filler_names
 from navrl.device.phone.widgets import (Button, Dialog, ListItem, ListView, Picture, Row, Segmented, Sheet, Text,
                                         TextField, View)
 
@@ -103,12 +103,7 @@ class Recipes(App):
         rs = [{"name": n, "minutes": m, "serves": s, "ingredients": [list(x) for x in ing], "steps": list(st),
                "premium": pr, "fav": False} for n, m, s, ing, st, pr in RECIPES]
         if var.filler:
-            names = {r["name"] for r in rs}
-            for _ in range(var.filler):
-                n = f"{rng.choice(FILLER_A)} {rng.choice(FILLER_B)}"
-                if n in names:
-                    continue
-                names.add(n)
+            for n in filler_names(rng, var.filler, FILLER_A, FILLER_B, {r["name"] for r in rs}):
                 rs.append({"name": n, "minutes": rng.choice([15, 20, 25, 30]), "serves": 2,
                            "ingredients": [["Rice", "1 cup"], ["Salt", "1 pinch"]],
                            "steps": ["Cook everything together", "Season and serve"], "premium": False, "fav": False})
@@ -126,9 +121,7 @@ class Recipes(App):
         if r["premium"]:
             ctx.push("paywall", name=name)
             return
-        if name in d["recent"]:
-            d["recent"].remove(name)
-        d["recent"].append(name)
+        ctx.opened(name)
         ctx.push("recipe", name=name)
 
     def _delete(self, ctx: Ctx, name: str) -> None:
@@ -225,6 +218,5 @@ class Recipes(App):
                 ctx.dismiss()
                 self._delete(ctx, n)
             return Sheet(n, [Button("Unfavorite" if r["fav"] else "Favorite", fav, "plain"),
-                             Button(ctx.L("Delete"), delete, "destructive"),
-                             Button(ctx.L("Cancel"), ctx.dismiss, "plain")])
+                             *ctx.delete_buttons(delete)])
         return None

@@ -131,6 +131,5 @@ class Shop(App):
             def remove() -> None:
                 ctx.data["bag"].pop(i)
                 ctx.dismiss()
-            return Sheet(it["name"], [Button(ctx.L("Delete"), remove, "destructive"),
-                                      Button(ctx.L("Cancel"), ctx.dismiss, "plain")])
+            return Sheet(it["name"], ctx.delete_buttons(remove))
         return None

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import random
 
-from navrl.device.phone.app import App, Ctx, Variation
+from navrl.device.phone.app import App, Ctx, Variation, filler_names
 from navrl.device.phone.widgets import (Button, Dialog, ListItem, ListView, Picture, Text, TextField, View)
 
 # name, developer, category, rating, size MB, captcha, description
@@ -46,12 +46,7 @@ class AppStore(App):
         cat = [{"name": n, "developer": dev, "category": c, "rating": r, "size": s, "captcha": cap, "desc": desc}
                for n, dev, c, r, s, cap, desc in CATALOG]
         if var.filler:
-            names = {a["name"] for a in cat}
-            for _ in range(var.filler):
-                n = f"{rng.choice(FILLER_A)} {rng.choice(FILLER_B)}"
-                if n in names:
-                    continue
-                names.add(n)
+            for n in filler_names(rng, var.filler, FILLER_A, FILLER_B, {a["name"] for a in cat}):
                 cat.append({"name": n, "developer": f"{n.split()[0]} Apps LLC", "category": "Utilities",
                             "rating": round(rng.uniform(3.0, 4.9), 1), "size": rng.randint(8, 90), "captcha": False,
                             "desc": "A handy little app."})
@@ -133,5 +128,5 @@ class AppStore(App):
                 ctx.emit("app_installed", name=n, developer=a["developer"])
                 ctx.toast(f"{n} installed")
             return Dialog(f"Install {n}?", f"{a['developer']} - Free", [
-                Button("Install", install), Button(ctx.L("Cancel"), ctx.dismiss, "plain")])
+                Button("Install", install), ctx.cancel_button()])
         return None
