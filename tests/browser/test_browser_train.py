@@ -70,16 +70,15 @@ def test_ppo_on_a_web_app_yaml_suite(sft_path, tmp_path, site, capsys):
     assert "app: success:" in capsys.readouterr().out
 
 
-def test_sft_on_miniwob_scripted_solutions_then_ppo(tmp_path, capsys):
+def test_sft_on_miniwob_scripted_solutions(tmp_path, capsys):
     """``navrl sft --suite miniwob``: behaviour cloning from the scripted solutions (only the
-    episodes the page calls a success), then one PPO update from that policy on the same tasks."""
+    episodes the page calls a success); PPO from such a policy is the miniwob experiment's test."""
     sft = tmp_path / "sft"
     assert main(["sft", "--preset", "quick-pointer", "--suite", "miniwob", "--tasks", "click-test,focus-text",
                  "--out", str(sft), "--batch", "6"]) == 0
     meta = json.loads((sft / "sft.json").read_text())
     assert meta["demonstrations"] >= 12          # 12 episodes (quick-pointer's n_tasks), >= 1 step each
-    ev = _train(sft / "sft.pt", tmp_path / "run", "--suite", "miniwob", "--tasks", "click-test,focus-text")
-    assert ev["miniwob"]["n"] == 2
+    assert meta["heldout_loss_after"] < meta["heldout_loss_before"]
     capsys.readouterr()
 
 
