@@ -204,11 +204,11 @@ def test_pipelined_runner_lets_a_slow_call_delay_only_its_own_episode():
 
 # ------------------------------------------------------------------ deadline
 def test_deadline_masks_stragglers_as_timeout_and_returns_the_devices(in_process):
-    # a 5% tail of 3 s device calls against a 2 s deadline: an episode that drew a slow call
+    # a 5% tail of 5 s device calls against a 3 s deadline: an episode that drew a slow call
     # cannot finish and is cut; the others finish (well under a second of device time each)
     tasks = TASKS[:6]
-    lat = LatencyConfig(act_s=0.02, tail_p=0.05, tail_s=3.0, tail_calls=("act", "observe"), seed=11)
-    deadline = 2.0
+    lat = LatencyConfig(act_s=0.02, tail_p=0.05, tail_s=5.0, tail_calls=("act", "observe"), seed=11)
+    deadline = 3.0
     with DevicePool(LatencyBackend(PhoneWorldBackend(), lat), PoolConfig(size=len(tasks))) as pool:
         devs = pool.lease_batch(tasks)
         r = runner(deadline_s=deadline)
@@ -238,7 +238,7 @@ def test_deadline_masks_stragglers_as_timeout_and_returns_the_devices(in_process
 
 def test_update_finishes_by_its_deadline_and_reports_stragglers(tmp_path):
     """One PPO update on slow devices: 5% of resets, actions and observations take 5 s, the
-    rollout deadline is 1 s. (Seed 2 makes device 7's reset slow, so one episode at least
+    rollout deadline is 2 s. (Seed 2 makes device 7's reset slow, so one episode at least
     straggles whatever the sampled policy does.)"""
     from dataclasses import replace
 
@@ -250,7 +250,7 @@ def test_update_finishes_by_its_deadline_and_reports_stragglers(tmp_path):
     torch.set_num_threads(1)
     preset = get_preset("quick-pointer")
     cfg = replace(preset.train, tasks_per_update=4, rollouts_per_task=2, max_steps=6, critic_warmup_updates=0,
-                  rollout_deadline_s=1.0)
+                  rollout_deadline_s=2.0)
     lat = LatencyConfig(act_s=0.02, tail_p=0.05, tail_s=5.0, seed=2)
     pool = DevicePool(LatencyBackend(PhoneWorldBackend(), lat), PoolConfig(size=8))
     tr = Trainer(build_policy(preset), cfg, tmp_path, devices=pool, log=False)

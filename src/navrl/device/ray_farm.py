@@ -18,9 +18,9 @@ model) a host starts them and returns at once; the learner's poller thread keeps
 within ``poll_linger_s`` as one batch), so the runner works on early devices while others
 still wait and a straggler delays only its own episode. Each host's pool overlaps its own
 devices' waits (no thread per waiting device with async devices). In-process backends step
-in one ``step_many`` call per host and step. Host actors serve a few calls at once
-(``FarmConfig.host_concurrency``), so a release reaches a host whose step still waits on a
-straggler and cancels it.
+in one ``step_many`` call per host and step. A host serves its calls in order on one thread;
+only ``poll`` waits, in its own Ray concurrency group, so a release (which cancels the steps
+still waiting on its devices) or the next lease never queues behind a waiting device.
 
 A host that dies mid-episode (process killed, machine gone) makes every in-flight call
 to it fail; its devices raise ``DeviceError("device_host_lost")``, so the runner masks
@@ -110,9 +110,7 @@ class FarmConfig:
     poll_linger_s: float = 0.005
     """How long a host's answer to a poll waits for more devices after the first is done
     (connected backends): a wave of devices comes back as one batch, a straggler later."""
-    host_concurrency: int = 4
-    """Calls one host actor serves at once (Ray ``max_concurrency``): a release or the next
-    lease does not queue behind a step that waits for a straggling device."""
+
     resources_per_host: tuple[tuple[str, float], ...] = ()
     """Custom Ray resources each host actor needs, e.g. ``(("device_host", 1),)`` with
     ``ray start --resources '{"device_host": 1}'`` on every machine that has devices:
@@ -121,8 +119,7 @@ class FarmConfig:
     def validate(self) -> "FarmConfig":
         if self.hosts <= 0 or self.devices_per_host <= 0:
             raise ValueError("hosts and devices_per_host must be positive")
-        if self.host_concurrency <= 0:
-            raise ValueError("host_concurrency must be positive")
+
         if self.screenshots not in ("lazy", "eager"):
             raise ValueError(f"screenshots must be 'lazy' or 'eager', got {self.screenshots!r}")
         return self
@@ -539,8 +536,6 @@ class RemoteDevice(Device):
         self._obs_err: DeviceError | None = None
         self._snap: Any = None
         self._has_snap = False
-        self._mirror: Any = None
-        self._mirror_snap: Any = None
         if first[0] == "ok":
             wire, s = first[1]
             self._obs = self._to_obs(wire)
@@ -643,13 +638,7 @@ class RemoteDevice(Device):
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_") or not hasattr(self.__dict__.get("task"), "make_device"):
             raise AttributeError(name)
-        snap = self.snapshot()
-        if self._mirror is None:
-            self._mirror = self.task.make_device()
-        if self._mirror_snap is not snap:
-            self._mirror.restore(snap)
-            self._mirror_snap = snap
-        return getattr(self._mirror, name)
+        return getattr(self._client.farm._mirror(self.task, self.snapshot()), name)
 
 
 # ---------------------------------------------------------------------------------- the farm
@@ -674,7 +663,7 @@ class RayFarm:
             self._owns_ray = True
         pool = dataclasses.replace(self.cfg.pool, size=self.cfg.devices_per_host)
         opts: dict[str, Any] = {"num_cpus": self.cfg.num_cpus_per_host, "max_restarts": self.cfg.max_restarts,
-                                "max_task_retries": 0, "max_concurrency": self.cfg.host_concurrency}
+                                "max_task_retries": 0, "concurrency_groups": {"poll": 1}}
         if self.cfg.resources_per_host:
             opts["resources"] = dict(self.cfg.resources_per_host)
         actor = ray.remote(**opts)(DeviceHost)
@@ -686,6 +675,7 @@ class RayFarm:
         self._closed = False
         self._expiry = Expiry("navrl-farm-expiry")
         self._tokens = itertools.count(1)
+        self._mirrors: OrderedDict[Any, list] = OrderedDict()
         self._wake = threading.Event()
         self._poller = threading.Thread(target=self._poll_loop, name="navrl-farm-poller", daemon=True)
         self._poller.start()
@@ -696,6 +686,21 @@ class RayFarm:
     @property
     def capacity(self) -> int:
         return self.cfg.hosts * self.cfg.devices_per_host
+
+    def _mirror(self, task: Any, snap: Any) -> Any:
+        """A local phone world at ``snap`` for privileged reads: one per task, kept across
+        batches (building one costs milliseconds; restoring a snapshot, one)."""
+        key = self.cfg.backend.task_key(task)
+        entry = self._mirrors.get(key)
+        if entry is None:
+            entry = self._mirrors[key] = [task.make_device(), None]
+            while len(self._mirrors) > self.capacity:
+                self._mirrors.popitem(last=False)
+        self._mirrors.move_to_end(key)
+        if entry[1] is not snap:
+            entry[0].restore(snap)
+            entry[1] = snap
+        return entry[0]
 
     def lease_batch(self, tasks: Sequence[Any], want_snapshot: bool | None = None,
                     deadline: float | None = None) -> list[Device]:
@@ -745,7 +750,8 @@ class RayFarm:
             for c in self.clients:
                 inc = c.poll_due()
                 if inc is not None:
-                    polls[c.handle.poll.remote(inc, 1.0, self.cfg.poll_linger_s)] = (c, inc)
+                    poll = c.handle.poll.options(concurrency_group="poll")
+                    polls[poll.remote(inc, 1.0, self.cfg.poll_linger_s)] = (c, inc)
             if not polls:
                 self._wake.wait(0.5)
                 self._wake.clear()

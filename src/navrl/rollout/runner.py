@@ -56,6 +56,11 @@ class RunnerConfig:
     False: lockstep, every round waits for all devices; the planner's batches then do not
     depend on device timing (bit-reproducible sampled rollouts on a farm), at the price of
     waiting for the slowest device every step."""
+    round_s: float | None = 0.02
+    """Pipelined runs: the learner time one round spends landing answers (judging their
+    steps) before it plans those episodes and starts their next actions, so the learner's
+    work overlaps the devices' waits instead of following them. Longer rounds give the planner
+    bigger batches (an LLM planner on a GPU may want 0.5 s); None lands every answer there."""
     deadline_s: float | None = None
     """Seconds one run (one rollout batch, leases included) may take; None waits for every
     episode. At the deadline the runner stops waiting: episodes still running are masked as
@@ -136,14 +141,15 @@ class EpisodeRunner:
                 self._cut(eps, flight)
                 return
             if flight:
-                busy = flight.episodes()
+                busy = flight.busy
                 idle = any(not ep.done and id(ep) not in busy for ep in eps)
                 # lockstep: wait for every device; pipelined: for the first answer when no
-                # episode is ready, else only take the answers already there
-                flight.collect(deadline, "all" if not self.cfg.pipeline else ("ready" if idle else "first"))
+                # episode is ready, else only take the answers already there, for one round's time
+                flight.collect(deadline, "all" if not self.cfg.pipeline else ("ready" if idle else "first"),
+                               self.cfg.round_s)
                 if deadline is not None and time.monotonic() >= deadline:
                     continue
-            busy = flight.episodes()
+            busy = flight.busy
             ready = [ep for ep in eps if not ep.done and id(ep) not in busy]
             if ready:
                 self._round(ready, step, flight)
@@ -242,19 +248,20 @@ class _Flight:
 
     def __init__(self, runner: EpisodeRunner, on_step: Callable[[int], None] | None, want_snapshot: bool):
         self.runner, self.on_step, self.want_snapshot = runner, on_step, want_snapshot
-        self.waiting: dict[cf.Future, tuple[Episode, Any]] = {}
+        self.waiting: dict[cf.Future, tuple[Episode, Any, int]] = {}   # ... and the order it started in
+        self.busy: set[int] = set()         # id() of the episodes waiting
         self.done: queue.SimpleQueue[cf.Future] = queue.SimpleQueue()
         self.devices: list[Any] = []
         self.index: dict[int, int] = {}
+        self._n = 0
 
     def __bool__(self) -> bool:
         return bool(self.waiting)
 
-    def episodes(self) -> set[int]:
-        return {id(ep) for ep, _ in self.waiting.values()}
-
     def _wait(self, fut: cf.Future, ep: Episode, what: Any) -> None:
-        self.waiting[fut] = (ep, what)
+        self._n += 1
+        self.waiting[fut] = (ep, what, self._n)
+        self.busy.add(id(ep))
         fut.add_done_callback(self.done.put)
 
     def lease(self, eps: list[Episode], devices: list[Any]) -> None:
@@ -300,33 +307,50 @@ class _Flight:
             if self.on_step is not None:
                 self.on_step(1)
 
-    def collect(self, deadline: float | None, how: str) -> None:
+    def collect(self, deadline: float | None, how: str, budget_s: float | None = None) -> None:
         """Land the answers: ``ready`` those already there, ``first`` at least one (waiting
-        for it), ``all`` every call in flight; never past ``deadline``."""
+        for it), ``all`` every call in flight (in the order they started); never past
+        ``deadline``. ``budget_s`` (ready, first) stops landing once that much learner time
+        went into it, so the next actions start while the other answers wait their turn."""
         tm = self.runner.timings
         t0 = time.perf_counter()
         got: list[cf.Future] = []
         try:
             if how != "ready":
                 got.append(self.done.get(timeout=_left(deadline)))
-            while len(got) < len(self.waiting):
-                got.append(self.done.get(timeout=_left(deadline)) if how == "all" else self.done.get_nowait())
-        except queue.Empty:     # nothing more there (ready), or the deadline came
+            while how == "all" and len(got) < len(self.waiting):
+                got.append(self.done.get(timeout=_left(deadline)))
+        except queue.Empty:     # the deadline came
             pass
         tm["device"] += time.perf_counter() - t0
-        order = {f: i for i, f in enumerate(self.waiting)}
-        for f in sorted((f for f in got if f in self.waiting), key=order.__getitem__):
-            ep, what = self.waiting.pop(f)
-            self.landed(ep, what, lease_outcome(f) if what is _LEASE else step_outcome(f))
+        if how == "all":
+            got.sort(key=lambda f: self.waiting[f][2])
+            for f in got:
+                self._land(f)
+            return
+        end = time.perf_counter() + (budget_s if budget_s is not None else float("inf"))
+        for f in got:
+            self._land(f)
+        while time.perf_counter() < end:
+            try:
+                self._land(self.done.get_nowait())
+            except queue.Empty:
+                return
+
+    def _land(self, f: cf.Future) -> None:
+        ep, what, _ = self.waiting.pop(f)
+        self.busy.discard(id(ep))
+        self.landed(ep, what, lease_outcome(f) if what is _LEASE else step_outcome(f))
 
     def abandon(self) -> None:
         """Cancel every call still in flight (and lease: the farm takes the device back) and
         close the steps waiting on them."""
-        for f, (_, what) in self.waiting.items():
+        for f, (_, what, _) in self.waiting.items():
             f.cancel()
             if what is not None and what is not _LEASE:
                 what.close()
         self.waiting.clear()
+        self.busy.clear()
 
 
 def _left(deadline: float | None) -> float | None:
