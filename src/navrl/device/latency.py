@@ -193,6 +193,9 @@ class LatencyBackend(DeviceBackend):
     def task_key(self, task: Any) -> Hashable:
         return self.inner.task_key(task)
 
+    def world_key(self, task: Any) -> Hashable:
+        return self.inner.world_key(task)
+
     def reconnect(self, device: Device, slot: int) -> Device | None:
         if not isinstance(device, LatencyDevice):
             return None

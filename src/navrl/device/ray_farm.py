@@ -688,9 +688,10 @@ class RayFarm:
         return self.cfg.hosts * self.cfg.devices_per_host
 
     def _mirror(self, task: Any, snap: Any) -> Any:
-        """A local phone world at ``snap`` for privileged reads: one per task, kept across
-        batches (building one costs milliseconds; restoring a snapshot, one)."""
-        key = self.cfg.backend.task_key(task)
+        """A local phone world at ``snap`` for privileged reads: one per world configuration
+        (``backend.world_key``), kept across batches, restored from each device's snapshot
+        in turn (building a world costs milliseconds; restoring one, about one)."""
+        key = self.cfg.backend.world_key(task)
         entry = self._mirrors.get(key)
         if entry is None:
             entry = self._mirrors[key] = [task.make_device(), None]
