@@ -129,7 +129,8 @@ def test_killed_host_masks_exactly_its_episodes_and_training_carries_on(farm, in
     with caplog.at_level(logging.WARNING, logger="navrl.device.ray_farm"):
         devs = farm.lease_batch(tasks)
         hosts = [d.host for d in devs]
-        trajs = runner().run(tasks, devices=devs, on_step=_kill_after_first_step(8, kill))
+        # lockstep, so that every episode is in its second step when the kill lands
+        trajs = runner(pipeline=False).run(tasks, devices=devs, on_step=_kill_after_first_step(8, kill))
         farm.release_batch(devs)
     assert hosts == [0, 1] * 4
     masked = [i for i, t in enumerate(trajs) if not t.valid]
@@ -148,13 +149,50 @@ def test_host_process_dying_mid_batch_masks_its_in_flight_episodes(farm, in_proc
     tasks = TASKS[8:16]
     want = in_process[8:16]
     masked0 = farm.masked_host_lost
-    trajs = runner().run(tasks, devices=farm,
-                         on_step=_kill_after_first_step(8, lambda: farm.clients[1].handle.crash.remote()))
+    trajs = runner(pipeline=False).run(tasks, devices=farm,
+                                       on_step=_kill_after_first_step(8, lambda: farm.clients[1].handle.crash.remote()))
     masked = [i for i, t in enumerate(trajs) if not t.valid]
     assert masked == [1, 3, 5, 7] and {trajs[i].invalid_reason for i in masked} == {HOST_LOST}
     assert [outcome(trajs[i]) for i in (0, 2, 4, 6)] == [want[i] for i in (0, 2, 4, 6)]
     assert farm.masked_host_lost - masked0 == 4
     assert [outcome(t) for t in runner().run(tasks, devices=farm)] == want
+
+
+def test_latency_wrapped_hosts_give_the_in_process_outcomes_and_cut_stragglers(local_ray, in_process):
+    from navrl.device.latency import LatencyBackend, LatencyConfig
+    from navrl.device.phone_backend import PhoneWorldBackend
+    lat = LatencyConfig(act_s=0.05, reset_s=0.05, dist="exponential", seed=3)
+    f = RayFarm(FarmConfig(hosts=2, devices_per_host=8, num_cpus_per_host=0.25,
+                           backend=LatencyBackend(PhoneWorldBackend(), lat)))
+    try:
+        for pipeline in (True, False):
+            assert [outcome(t) for t in runner(pipeline=pipeline).run(TASKS, devices=f)] == in_process
+        pools = [h["pool"] for h in f.stats()["per_host"]]
+        assert [p["calls_in_flight_peak"] for p in pools] == [8, 8]    # each host's devices waited together
+    finally:
+        f.close()
+    # a 20% tail of 8 s calls against a 3 s deadline: the stragglers are cut, their hosts
+    # cancel the waiting calls, and the next batch is served at once
+    slow = LatencyConfig(act_s=0.02, tail_p=0.2, tail_s=8.0, tail_calls=("act",), seed=5)
+    f = RayFarm(FarmConfig(hosts=2, devices_per_host=4, num_cpus_per_host=0.25,
+                           backend=LatencyBackend(PhoneWorldBackend(), slow)))
+    try:
+        tasks = TASKS[:8]
+        r = runner(deadline_s=3.0)
+        t0 = time.monotonic()
+        trajs = r.run(tasks, devices=f)
+        wall = time.monotonic() - t0
+        cut = [i for i, t in enumerate(trajs) if t.info.get("straggler")]
+        assert wall < 3.0 + 1.0 and cut and len(cut) == r.last_run["stragglers"] < 8
+        assert all(trajs[i].invalid_reason == "timeout" for i in cut)
+        assert all(outcome(t) == in_process[i] for i, t in enumerate(trajs) if i not in cut)
+        t0 = time.monotonic()
+        devs = f.lease_batch(tasks)      # the hosts are not stuck behind the abandoned 5 s calls
+        assert time.monotonic() - t0 < 4.0 and all(isinstance(d, RemoteDevice) for d in devs)
+        f.release_batch(devs)
+        assert f.stats()["failures"] >= 1          # the abandoned calls counted against their devices
+    finally:
+        f.close()
 
 
 def test_make_device_factory_selects_in_process_or_ray(local_ray):

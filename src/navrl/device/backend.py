@@ -77,6 +77,12 @@ class DeviceBackend(abc.ABC):
         """Cache key of :meth:`task_snapshot` (tasks with equal keys share a snapshot)."""
         return getattr(task, "id", task)
 
+    def world_key(self, task: Any) -> Hashable:
+        """Key of the local mirror a farm keeps for privileged reads of a remote device (the
+        scripted expert reading the phone world): tasks with equal keys can share one mirror,
+        restored from each device's snapshot in turn. Default: :meth:`task_key`."""
+        return self.task_key(task)
+
     def reconnect(self, device: Device, slot: int) -> Device | None:
         """A fresh connection to the same device, or None when that is impossible.
 

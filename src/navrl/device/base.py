@@ -70,3 +70,26 @@ class Device(abc.ABC):
 
     def close(self) -> None:  # pragma: no cover - trivial default
         """Release the device."""
+
+
+class CallingDevice(Device):
+    """A device whose protocol calls all go through one method, :meth:`_call` (a pooled
+    device through its pool, a latency-wrapped one through its delay)."""
+
+    def _call(self, name: str, *args: object) -> object:
+        raise NotImplementedError
+
+    def observe(self) -> Observation:
+        return self._call("observe")  # type: ignore[return-value]
+
+    def act(self, action: Action) -> ActResult:
+        return self._call("act", action)  # type: ignore[return-value]
+
+    def snapshot(self) -> object:
+        return self._call("snapshot")
+
+    def restore(self, snapshot: object) -> None:
+        self._call("restore", snapshot)
+
+    def health(self) -> Health:
+        return self._call("health")  # type: ignore[return-value]

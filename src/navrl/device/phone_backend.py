@@ -97,6 +97,10 @@ class PhoneWorldBackend(DeviceBackend):
     def task_key(self, task: Any) -> Hashable:
         return (task.id, task.skin, task.layout, task.perturb, task.faults)
 
+    def world_key(self, task: Any) -> Hashable:
+        # a world restored from a snapshot holds nothing of its task but its configuration
+        return (task.skin, task.layout, task.perturb, task.faults)
+
     def task_snapshot(self, task: Any) -> object:
         return PhoneTaskSnapshot(self.task_key(task), task, task.make_device().snapshot())
 

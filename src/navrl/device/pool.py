@@ -13,6 +13,11 @@ small :class:`~navrl.device.backend.DeviceBackend` adapter:
 - **timeouts**: every device call runs under ``call_timeout_s``. A call that times out
   or fails with a connection-type reason gets one reconnect (``backend.reconnect``) and
   one retry; a second failure raises :class:`DeviceError`.
+- **overlap**: calls of a connected backend (``in_process = False``) are coroutines on the
+  pool's event loop (:class:`~navrl.device.aio.DeviceLoop`), so every leased device can be
+  waiting at once: a device with async methods (``aact``, ``aobserve`` …: the latency model
+  of :mod:`navrl.device.latency`) waits on a timer, a blocking one in its own worker thread
+  (one per device, so at most ``size``). In-process devices step inline, in order.
 - **accounting**: per device, resets and reset time, failures, timeouts, reconnects,
   episodes and utilisation (busy time / lifetime); :meth:`DevicePool.stats`.
 
@@ -29,18 +34,20 @@ phone-world backend in :mod:`navrl.device.phone_backend`; both are re-exported h
 """
 from __future__ import annotations
 
+import asyncio
 import collections
+import concurrent.futures as cf
 import logging
 import threading
 import time
-from concurrent.futures import Future, ThreadPoolExecutor
-from concurrent.futures import TimeoutError as FuturesTimeout
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Hashable, Iterable, Protocol, Sequence, runtime_checkable
 
 from navrl.actions import Action
+from navrl.device.aio import DeviceLoop, run_now
 from navrl.device.backend import DeviceBackend, DeviceTimeout, LeaseFailed, PoolClosed, PoolExhausted
-from navrl.device.base import ActResult, Device, DeviceError, Health
+from navrl.device.base import CallingDevice, Device, DeviceError, Health
 from navrl.device.phone_backend import PhoneSlot, PhoneTaskSnapshot, PhoneWorldBackend
 from navrl.observation import Observation
 
@@ -49,7 +56,7 @@ log = logging.getLogger(__name__)
 __all__ = [  # backend contract, lease errors and the phone-world backend are re-exported
     "DeviceBackend", "DeviceFarm", "DevicePool", "DeviceStats", "DeviceTimeout", "FailedDevice", "LeaseFailed", "PhoneSlot",
     "PhoneTaskSnapshot", "PhoneWorldBackend", "PoolClosed", "PoolConfig", "PoolExhausted", "PooledDevice",
-    "StepOutcome", "step_devices",
+    "StepOutcome", "lease_outcome", "start_steps", "step_devices", "step_outcome",
 ]
 
 RETRY_REASONS = frozenset({"timeout", "connection", "device_lost", "device_offline", "adb_error", "wda_error"})
@@ -81,6 +88,11 @@ class PoolConfig:
     """DeviceError reasons that get one reconnect-and-retry; other errors propagate at once."""
     snapshot_cache: int = 1024
     """Task snapshots kept (LRU) so that a task's snapshot is made once per pool."""
+    max_blocking_calls: int | None = None
+    """Most calls of blocking devices (adb, WebDriverAgent, browsers: devices without async
+    methods) running at once, each in its device's own worker thread; None: one per device
+    (``size``). A cap protects a shared server (one adb server for many devices). Devices
+    with async methods wait on the pool's event loop and are not counted."""
 
     def validate(self) -> "PoolConfig":
         if self.size <= 0:
@@ -89,6 +101,8 @@ class PoolConfig:
             raise ValueError("call_timeout_s must be positive or None")
         if self.lease_attempts <= 0 or self.max_consecutive_failures <= 0:
             raise ValueError("lease_attempts and max_consecutive_failures must be positive")
+        if self.max_blocking_calls is not None and self.max_blocking_calls <= 0:
+            raise ValueError("max_blocking_calls must be positive or None")
         return self
 
 
@@ -145,12 +159,16 @@ class _Slot:
 
 
 # ---------------------------------------------------------------------------------- leased device
-class PooledDevice(Device):
+class PooledDevice(CallingDevice):
     """A leased device: every call goes through the pool (timeout, reconnect-and-retry).
 
     Closing it returns it to the pool. ``last_error`` holds the reason of the last
     DeviceError it raised, which the pool counts against the device on release.
     Attribute reads outside the Device protocol are forwarded to the backend device.
+
+    A connected device's ``observe()`` answers from its last observation until the next
+    ``act`` or ``restore`` (the screen a step brought back, as the Ray farm's devices do),
+    so privileged readers that look again (the scripted expert) wait for nothing.
     """
 
     def __init__(self, pool: "DevicePool", slot: _Slot, task: Any):
@@ -159,6 +177,8 @@ class PooledDevice(Device):
         self.platform = slot.device.platform
         self.last_error: str | None = None
         self.released = False
+        self._obs: Observation | None = None
+        self._inflight: set[asyncio.Task] = set()   # steps running on the pool's loop
 
     @property
     def slot(self) -> int:
@@ -168,29 +188,25 @@ class PooledDevice(Device):
     def step_batcher(self) -> "DevicePool | None":
         return None if self._pool.backend.in_process else self._pool
 
-    def _call(self, name: str, *args: Any) -> Any:
+    async def _acall(self, name: str, *args: Any) -> Any:
         if self.released or self._slot.lease_id != self._lease_id:
             raise DeviceError("lease_released", "this device was returned to the pool")
+        cache = not self._pool.backend.in_process
+        if name == "observe" and cache and self._obs is not None:
+            return self._obs
+        if name in ("act", "restore"):
+            self._obs = None
         try:
-            return self._pool._call(self._slot, name, *args)
+            out = await self._pool._acall(self._slot, name, args)
         except DeviceError as e:
             self.last_error = e.reason
             raise
+        if name == "observe" and cache:
+            self._obs = out
+        return out
 
-    def observe(self) -> Observation:
-        return self._call("observe")
-
-    def act(self, action: Action) -> ActResult:
-        return self._call("act", action)
-
-    def snapshot(self) -> object:
-        return self._call("snapshot")
-
-    def restore(self, snapshot: object) -> None:
-        self._call("restore", snapshot)
-
-    def health(self) -> Health:
-        return self._call("health")
+    def _call(self, name: str, *args: Any) -> Any:
+        return self._pool._drive(self._acall(name, *args))
 
     def close(self) -> None:
         if not self.released:
@@ -234,7 +250,10 @@ class DeviceFarm(Protocol):
     :class:`DevicePool` and :class:`navrl.device.ray_farm.RayFarm` both are one."""
 
     def lease_batch(self, tasks: Sequence[Any]) -> list[Device]:
-        """One device per task (a :class:`FailedDevice` where the lease failed)."""
+        """One device per task (a :class:`FailedDevice` where the lease failed). The runner
+        passes ``deadline=`` (a ``time.monotonic()`` time) when its run has one; a farm may
+        also offer ``start_leases(tasks)`` (futures of devices), which the pipelined runner
+        prefers, as :class:`DevicePool` does."""
 
     def release_batch(self, devices: Iterable[Device]) -> None:
         """Give back the devices of a finished batch."""
@@ -246,20 +265,22 @@ class DeviceFarm(Protocol):
         """Release every device and host."""
 
 
-def _step_one(device: Device, action: Action, want_snapshot: bool) -> StepOutcome:
-    device.act(action)
+def _step_one(device: Device, action: Action | None, want_snapshot: bool) -> StepOutcome:
+    if action is not None:
+        device.act(action)
     obs = device.observe()
     return obs, (device.snapshot() if want_snapshot else None)
 
 
-def step_devices(devices: Sequence[Device], actions: Sequence[Action],
-                 want_snapshot: bool) -> list[StepOutcome | BaseException]:
-    """Act on every device, then observe it (and snapshot it when asked): one runner step.
+def start_steps(devices: Sequence[Device], actions: Sequence[Action | None],
+                want_snapshot: bool) -> list[Any]:
+    """Start one runner step on every device: act (unless the action is None: a first look),
+    then observe, and snapshot when asked.
 
-    Devices that expose a ``step_batcher`` (remote hosts, I/O-bound pools) are handed
-    over per batcher, all batchers first and then gathered, so hosts and real devices
-    work in parallel; other devices step in order in this thread. Each item of the
-    result is ``(observation, snapshot-or-None)`` or the exception that device raised.
+    Devices that expose a ``step_batcher`` (remote hosts, connected pools) are handed over
+    per batcher, all batchers first, and come back as :class:`concurrent.futures.Future`;
+    the other devices step now, in order, in this thread. Each item of the result is a
+    future, ``(observation, snapshot-or-None)``, or the exception that device raised.
     """
     if len(devices) != len(actions):
         raise ValueError("one action per device")
@@ -272,10 +293,10 @@ def step_devices(devices: Sequence[Device], actions: Sequence[Action],
             local.append(i)
         else:
             groups.setdefault(id(b), (b, []))[1].append(i)
-    waits = []
     for b, idx in groups.values():
         try:
-            waits.append((idx, b.submit_steps([(devices[i], actions[i]) for i in idx], want_snapshot)))
+            for i, fut in zip(idx, b.submit_steps([(devices[i], actions[i]) for i in idx], want_snapshot)):
+                out[i] = fut
         except DeviceError as e:
             for i in idx:
                 out[i] = e
@@ -284,10 +305,49 @@ def step_devices(devices: Sequence[Device], actions: Sequence[Action],
             out[i] = _step_one(devices[i], actions[i], want_snapshot)
         except Exception as e:  # noqa: BLE001 - handed back to the caller, which re-raises non-DeviceErrors
             out[i] = e
-    for idx, wait in waits:
-        for i, r in zip(idx, wait()):
-            out[i] = r
     return out
+
+
+def step_outcome(res: Any) -> StepOutcome | BaseException:
+    """What :func:`start_steps` gave for one device, once it is there: a future's result
+    or exception (a cancelled or unfinished one is a ``timeout``), else the item itself."""
+    if not isinstance(res, cf.Future):
+        return res
+    if not res.done() and res.cancel():
+        return DeviceTimeout("the step was abandoned at its deadline")
+    try:
+        return res.result(0)
+    except (cf.CancelledError, cf.TimeoutError):
+        return DeviceTimeout("the step was abandoned at its deadline")
+    except Exception as e:  # noqa: BLE001 - handed back per item
+        return e
+
+
+def lease_outcome(res: Any) -> Device:
+    """A started lease once it is there (:meth:`DevicePool.start_leases`): the device, or a
+    ``timeout`` :class:`FailedDevice` for one abandoned unfinished (cancelling it)."""
+    if not isinstance(res, cf.Future):
+        return res
+    if not res.done() and res.cancel():
+        return FailedDevice("timeout", "the lease did not finish by the rollout deadline")
+    try:
+        return res.result(0)
+    except (cf.CancelledError, cf.TimeoutError):
+        return FailedDevice("timeout", "the lease did not finish by the rollout deadline")
+    except DeviceError as e:
+        return FailedDevice(e.reason, str(e))
+
+
+def step_devices(devices: Sequence[Device], actions: Sequence[Action | None],
+                 want_snapshot: bool, timeout: float | None = None) -> list[StepOutcome | BaseException]:
+    """:func:`start_steps` and wait for every device (at most ``timeout`` seconds: devices
+    still stepping then are abandoned as ``timeout``). Each item of the result is
+    ``(observation, snapshot-or-None)`` or the exception that device raised."""
+    started = start_steps(devices, actions, want_snapshot)
+    futs = [r for r in started if isinstance(r, cf.Future)]
+    if futs:
+        cf.wait(futs, timeout)
+    return [step_outcome(r) for r in started]
 
 
 # ---------------------------------------------------------------------------------- the pool
@@ -305,13 +365,18 @@ class DevicePool:
         self._slots: dict[int, _Slot] = {}
         self._idle: collections.deque[_Slot] = collections.deque()
         self._next_index = 0
+        self._creating = 0
         self._snapshots: collections.OrderedDict[Hashable, object] = collections.OrderedDict()
         self._snap_lock = threading.Lock()
         self.retired: list[DeviceStats] = []
         self.quarantined = 0
         self.replaced = 0
         self._closed = False
-        self._dispatch: ThreadPoolExecutor | None = None
+        self._aio: DeviceLoop | None = None
+        self._blocking_sem: asyncio.Semaphore | None = None
+        self._closing: set[asyncio.Task] = set()
+        self.calls_in_flight = 0
+        self.calls_in_flight_peak = 0
         self.created_at = time.monotonic()
 
     # ------------------------------------------------------------------ public: leasing
@@ -319,40 +384,19 @@ class DevicePool:
         """A device restored to ``task``'s snapshot that passed its health probe.
 
         Raises PoolExhausted, LeaseFailed (both DeviceError) or PoolClosed."""
-        snap = self._task_snapshot(task)
-        last: DeviceError | None = None
-        tried: set[int] = set()
-        for _ in range(self.cfg.lease_attempts):
-            slot = self._acquire(avoid=tried)
-            tried.add(slot.index)
-            t0 = time.monotonic()
-            try:
-                self._call(slot, "restore", snap)
-                h = self._call(slot, "health")
-                if not h.ok:
-                    raise DeviceError("unhealthy", h.detail or "health probe failed")
-            except DeviceError as e:
-                last = e
-                self._settle(slot, e.reason)
-                continue
-            dt = time.monotonic() - t0
-            with self._lock:
-                st = slot.stats
-                st.resets += 1
-                st.reset_s_total += dt
-                st.reset_s_max = max(st.reset_s_max, dt)
-                slot.lease_id += 1
-                slot.busy_since = time.monotonic()
-            return PooledDevice(self, slot, task)
-        raise LeaseFailed(f"{self.cfg.lease_attempts} devices failed restore or probe; last: {last}")
+        return self._drive(self._alease(task, self._task_snapshot(task)))
 
     def release(self, device: PooledDevice, failure: str | None = None) -> None:
         """Return a leased device. ``failure`` (or the device's last DeviceError) counts
-        against it; a clean episode resets its consecutive-failure count."""
+        against it; a clean episode resets its consecutive-failure count. Steps still
+        running on it are cancelled (abandoned at a deadline): that counts as ``timeout``."""
         if device.released:
             return
         device.released = True
         slot = device._slot
+        if device._inflight:
+            failure = failure or "timeout"
+            self._loop().loop.call_soon_threadsafe(_cancel_all, device._inflight)
         with self._lock:
             if slot.busy_since is not None:
                 slot.stats.busy_s += time.monotonic() - slot.busy_since
@@ -361,23 +405,31 @@ class DevicePool:
             slot.lease_id += 1
         self._settle(slot, failure or device.last_error)
 
-    def lease_batch(self, tasks: Sequence[Any]) -> list[Device]:
+    def lease_batch(self, tasks: Sequence[Any], deadline: float | None = None) -> list[Device]:
         """One device per task; a task whose lease failed gets a :class:`FailedDevice`.
 
-        A batch larger than the pool can never be served (episodes hold their devices to
-        the end) and raises PoolExhausted at once."""
+        Connected backends lease all devices at once; a lease still running at ``deadline``
+        (``time.monotonic()``) is abandoned and gets a ``timeout`` FailedDevice. A batch
+        larger than the pool can never be served (episodes hold their devices to the end)
+        and raises PoolExhausted at once."""
+        started = self.start_leases(tasks)
+        futs = [f for f in started if isinstance(f, cf.Future)]
+        if futs:
+            cf.wait(futs, None if deadline is None else max(0.0, deadline - time.monotonic()))
+        return [lease_outcome(f) for f in started]
+
+    def start_leases(self, tasks: Sequence[Any]) -> list[Any]:
+        """Start one lease per task and return at once: per task a future of its device (or
+        :class:`FailedDevice`) for connected backends, the device itself for in-process ones
+        (leased inline). The pipelined runner starts each episode as its own device is ready;
+        a future cancelled before its lease finished gives the device back."""
         if len(tasks) > self.cfg.size:
             raise PoolExhausted(f"a batch of {len(tasks)} episodes needs {len(tasks)} devices; "
                                 f"the pool holds at most {self.cfg.size}")
-        def one(task: Any) -> Device:
-            try:
-                return self.lease(task)
-            except DeviceError as e:
-                log.warning("lease failed for %s: %s", getattr(task, "id", task), e)
-                return FailedDevice(e.reason, str(e))
-        if not self.backend.in_process and len(tasks) > 1:
-            return list(self._dispatcher().map(one, tasks))
-        return [one(t) for t in tasks]
+        coros = [self._alease_or_failed(t, self._task_snapshot(t)) for t in tasks]
+        if self.backend.in_process:
+            return [run_now(c) for c in coros]
+        return self._loop().spawn(coros, orphan=lambda dev: self.release(dev, "timeout"))
 
     def __call__(self, tasks: Sequence[Any] | None = None) -> "DevicePool":
         """A farm is its own device factory: ``factory(batch_tasks)`` is the source the
@@ -391,24 +443,15 @@ class DevicePool:
                 self.release(d)
 
     # ------------------------------------------------------------------ public: batched steps
-    def submit_steps(self, items: list[tuple[Device, Action]], want_snapshot: bool) -> Callable[[], list]:
-        """Start the steps of several leased devices in parallel threads (connected backends)."""
-        ex = self._dispatcher()
-        futs = [ex.submit(_step_one, d, a, want_snapshot) for d, a in items]
-
-        def wait() -> list:
-            res: list[Any] = []
-            for f in futs:
-                try:
-                    res.append(f.result())
-                except Exception as e:  # noqa: BLE001 - handed back per item
-                    res.append(e)
-            return res
-        return wait
+    def submit_steps(self, items: list[tuple[Device, Action | None]], want_snapshot: bool) -> list[cf.Future]:
+        """Start the steps of several leased devices at once (connected backends): one
+        future per item, all waiting together on the pool's loop."""
+        return self._loop().spawn([self._astep(d, a, want_snapshot) for d, a in items])  # type: ignore[arg-type]
 
     # ------------------------------------------------------------------ public: bookkeeping
     def stats(self) -> dict:
-        """Per-device and pool-wide accounting (utilisation = busy time / lifetime)."""
+        """Per-device and pool-wide accounting (utilisation = busy time / lifetime;
+        ``calls_in_flight_peak``: most device calls of a connected backend waiting at once)."""
         now = time.monotonic()
         with self._lock:
             live = [(s.stats, (now - s.busy_since) if s.busy_since is not None else 0.0)
@@ -425,7 +468,8 @@ class DevicePool:
             "failures": sum(d["failures"] for d in devs), "timeouts": sum(d["timeouts"] for d in devs),
             "reconnects": sum(d["reconnects"] for d in devs),
             "mean_reset_ms": (sum(d["mean_reset_ms"] * d["resets"] for d in devs) / resets) if resets else 0.0,
-            "utilisation": busy / life if life > 0 else 0.0, "per_device": devs,
+            "utilisation": busy / life if life > 0 else 0.0, "calls_in_flight_peak": self.calls_in_flight_peak,
+            "per_device": devs,
         }
 
     def close(self) -> None:
@@ -438,8 +482,8 @@ class DevicePool:
             self._lock.notify_all()
         for s in slots:
             self._close_device(s)
-        if self._dispatch is not None:
-            self._dispatch.shutdown(wait=False, cancel_futures=True)
+        if self._aio is not None:
+            self._aio.close()
 
     def __enter__(self) -> "DevicePool":
         return self
@@ -450,14 +494,168 @@ class DevicePool:
     def __len__(self) -> int:
         return len(self._slots)
 
-    # ------------------------------------------------------------------ internals
-    def _dispatcher(self) -> ThreadPoolExecutor:
-        if self._dispatch is None:
+    # ------------------------------------------------------------------ internals: where calls run
+    def _loop(self) -> DeviceLoop:
+        if self._aio is None:
             with self._lock:
-                if self._dispatch is None:
-                    self._dispatch = ThreadPoolExecutor(max_workers=min(64, self.cfg.size),
-                                                        thread_name_prefix=f"navrl-{self.backend.name}-batch")
-        return self._dispatch
+                if self._aio is None:
+                    self._aio = DeviceLoop(f"navrl-{self.backend.name}-loop")
+        return self._aio
+
+    def _drive(self, coro: Any) -> Any:
+        """Run one of the pool's coroutines to its end: inline for in-process backends (it
+        never suspends), else on the pool's loop while this thread waits."""
+        if self.backend.in_process:
+            return run_now(coro)
+        return self._loop().run(coro)
+
+    def _timeout(self, name: str) -> float | None:
+        timeout = self.cfg.call_timeout_s
+        if timeout is not None and name == "restore" and self.cfg.restore_timeout_s is not None:
+            timeout = self.cfg.restore_timeout_s
+        return timeout
+
+    async def _in_thread(self, slot: _Slot | None, fn: Callable[..., Any], args: tuple, timeout: float | None,
+                         what: str) -> Any:
+        """A blocking call in ``slot``'s worker thread (a pool thread without a slot) under
+        ``timeout``; a call stuck past it is abandoned with its thread (the next gets a new one)."""
+        loop = asyncio.get_running_loop()
+        ex = None
+        if slot is not None:
+            if slot.executor is None:
+                slot.executor = ThreadPoolExecutor(max_workers=1,
+                                                   thread_name_prefix=f"navrl-{self.backend.name}-{slot.index}")
+            ex = slot.executor
+        if self.cfg.max_blocking_calls is not None and self._blocking_sem is None:
+            self._blocking_sem = asyncio.Semaphore(self.cfg.max_blocking_calls)
+        sem = self._blocking_sem
+        if sem is not None:
+            await sem.acquire()
+        try:
+            return await asyncio.wait_for(loop.run_in_executor(ex, fn, *args), timeout)
+        except TimeoutError:
+            if slot is not None:
+                slot.stats.timeouts += 1
+                if slot.executor is ex:
+                    ex.shutdown(wait=False)   # type: ignore[union-attr]
+                    slot.executor = None
+            raise DeviceTimeout(f"{self.backend.name} {what} took longer than {timeout:g} s") from None
+        finally:
+            if sem is not None:
+                sem.release()
+
+    async def _blocking(self, slot: _Slot | None, fn: Callable[[], Any], timeout: float | None, what: str) -> Any:
+        """A backend call (create, reconnect): inline in-process, else in a worker thread."""
+        if self.backend.in_process:
+            return fn()
+        return await self._in_thread(slot, fn, (), timeout, what)
+
+    async def _ainvoke(self, slot: _Slot, name: str, args: tuple) -> Any:
+        """One device call under the per-call deadline: inline with the deadline checked on
+        return (in-process backends), awaited on the loop (devices with async methods, e.g.
+        ``aact``), or in the device's worker thread."""
+        timeout = self._timeout(name)
+        if self.backend.in_process:
+            t0 = time.monotonic()
+            out = getattr(slot.device, name)(*args)
+            if timeout is not None and time.monotonic() - t0 > timeout:
+                slot.stats.timeouts += 1
+                raise DeviceTimeout(f"{self.backend.name} device {slot.index}: {name}() took "
+                                    f"{time.monotonic() - t0:.1f} s, over its {timeout:g} s deadline", completed=True)
+            return out
+        what = f"device {slot.index}: {name}()"
+        self.calls_in_flight += 1
+        self.calls_in_flight_peak = max(self.calls_in_flight_peak, self.calls_in_flight)
+        try:
+            afn = getattr(slot.device, "a" + name, None)
+            if afn is None:
+                return await self._in_thread(slot, getattr(slot.device, name), args, timeout, what)
+            try:
+                return await asyncio.wait_for(afn(*args), timeout)
+            except TimeoutError:
+                slot.stats.timeouts += 1
+                raise DeviceTimeout(f"{self.backend.name} {what} took longer than {timeout:g} s") from None
+        finally:
+            self.calls_in_flight -= 1
+
+    async def _acall(self, slot: _Slot, name: str, args: tuple) -> Any:
+        """A device call with the pool's policy: deadline, then one reconnect-and-retry."""
+        try:
+            return await self._ainvoke(slot, name, args)
+        except DeviceError as e:
+            if e.reason not in self.cfg.retry_reasons or getattr(e, "completed", False):
+                raise
+            first: DeviceError = e
+        except OSError as e:   # sockets, subprocess pipes: transport trouble
+            first = DeviceError("connection", f"{type(e).__name__}: {e}")
+        slot.stats.reconnects += 1
+        try:
+            fresh = await self._blocking(slot, lambda: self.backend.reconnect(slot.device, slot.index),
+                                         self.cfg.reconnect_timeout_s, f"reconnect device {slot.index}")
+        except Exception as e:  # noqa: BLE001 - a failed reconnect ends in the first error
+            log.info("reconnect of %s device %d failed: %s", self.backend.name, slot.index, e)
+            fresh = None
+        if fresh is None:
+            raise first
+        slot.device = fresh
+        try:
+            return await self._ainvoke(slot, name, args)
+        except OSError as e:
+            raise DeviceError("connection", f"{type(e).__name__}: {e}") from e
+
+    async def _astep(self, device: PooledDevice, action: Action | None, want_snapshot: bool) -> StepOutcome:
+        """One runner step of a leased device on the loop (cancelled if it is released)."""
+        task = asyncio.current_task()
+        device._inflight.add(task)   # type: ignore[arg-type]
+        try:
+            if action is not None:
+                await device._acall("act", action)
+            obs = await device._acall("observe")
+            return obs, (await device._acall("snapshot") if want_snapshot else None)
+        except asyncio.CancelledError:      # abandoned at a deadline: counts against the device
+            device.last_error = "timeout"
+            raise
+        finally:
+            device._inflight.discard(task)   # type: ignore[arg-type]
+
+    # ------------------------------------------------------------------ internals: leasing
+    async def _alease(self, task: Any, snap: object) -> PooledDevice:
+        last: DeviceError | None = None
+        tried: set[int] = set()
+        for _ in range(self.cfg.lease_attempts):
+            slot = await self._aacquire(avoid=tried)
+            tried.add(slot.index)
+            t0 = time.monotonic()
+            try:
+                await self._acall(slot, "restore", (snap,))
+                h = await self._acall(slot, "health", ())
+                if not h.ok:
+                    raise DeviceError("unhealthy", h.detail or "health probe failed")
+            except DeviceError as e:
+                last = e
+                if self._count(slot, e.reason):
+                    await self._aclose(slot)
+                continue
+            except asyncio.CancelledError:    # abandoned at a deadline: the device goes back
+                self._settle(slot, "timeout")
+                raise
+            dt = time.monotonic() - t0
+            with self._lock:
+                st = slot.stats
+                st.resets += 1
+                st.reset_s_total += dt
+                st.reset_s_max = max(st.reset_s_max, dt)
+                slot.lease_id += 1
+                slot.busy_since = time.monotonic()
+            return PooledDevice(self, slot, task)
+        raise LeaseFailed(f"{self.cfg.lease_attempts} devices failed restore or probe; last: {last}")
+
+    async def _alease_or_failed(self, task: Any, snap: object) -> Device:
+        try:
+            return await self._alease(task, snap)
+        except DeviceError as e:
+            log.warning("lease failed for %s: %s", getattr(task, "id", task), e)
+            return FailedDevice(e.reason, str(e))
 
     def _task_snapshot(self, task: Any) -> object:
         key = self.backend.task_key(task)
@@ -473,42 +671,63 @@ class DevicePool:
                 self._snapshots.popitem(last=False)
         return snap
 
-    def _acquire(self, avoid: set[int] = frozenset()) -> _Slot:  # type: ignore[assignment]
-        """An idle slot (preferring ones not in ``avoid``, i.e. not yet tried for this lease),
-        else a new one while below ``size``, else wait for a release."""
+    def _try_acquire(self, avoid: set[int]) -> "_Slot | int | None":
+        """Under the lock: an idle slot (preferring ones not in ``avoid``, i.e. not yet tried
+        for this lease), else the index of a new one while below ``size``, else None."""
+        if self._closed:
+            raise PoolClosed()
+        for s in self._idle:
+            if s.index not in avoid:
+                self._idle.remove(s)
+                return s
+        if len(self._slots) + self._creating < self.cfg.size:
+            self._creating += 1
+            self._next_index += 1
+            return self._next_index - 1
+        if self._idle:
+            return self._idle.popleft()
+        return None
+
+    async def _aacquire(self, avoid: set[int]) -> _Slot:
+        """A slot for a lease; waits (up to ``lease_timeout_s``) for a release when all are busy."""
         deadline = time.monotonic() + self.cfg.lease_timeout_s
-        with self._lock:
-            while True:
-                if self._closed:
-                    raise PoolClosed()
-                for s in self._idle:
-                    if s.index not in avoid:
-                        self._idle.remove(s)
-                        return s
-                if len(self._slots) < self.cfg.size:
-                    index = self._next_index
-                    self._next_index += 1
-                    break
-                if self._idle:
-                    return self._idle.popleft()
+        while True:
+            with self._lock:
+                got = self._try_acquire(avoid)
                 left = deadline - time.monotonic()
-                if left <= 0:
-                    raise PoolExhausted(f"all {self.cfg.size} devices busy for {self.cfg.lease_timeout_s:g} s")
-                self._lock.wait(left)
+                if got is None and left > 0 and self.backend.in_process:
+                    self._lock.wait(left)     # a release notifies
+                    continue
+            if isinstance(got, _Slot):
+                return got
+            if got is not None:
+                return await self._create(got)
+            if left <= 0:
+                raise PoolExhausted(f"all {self.cfg.size} devices busy for {self.cfg.lease_timeout_s:g} s")
+            await asyncio.sleep(min(left, 0.02))
+
+    async def _create(self, index: int) -> _Slot:
         try:
-            device = self._with_deadline(lambda: self.backend.create(index), self.cfg.reconnect_timeout_s,
-                                         f"create device {index}")
-        except DeviceError:
+            device = await self._blocking(None, lambda: self.backend.create(index), self.cfg.reconnect_timeout_s,
+                                          f"create device {index}")
+        except BaseException as e:
+            with self._lock:
+                self._creating -= 1
+                self._lock.notify()
+            if isinstance(e, Exception) and not isinstance(e, DeviceError):
+                # a backend that cannot create a device is infrastructure
+                raise DeviceError("device_create_failed", f"{type(e).__name__}: {e}") from e
             raise
-        except Exception as e:  # noqa: BLE001 - a backend that cannot create a device is infrastructure
-            raise DeviceError("device_create_failed", f"{type(e).__name__}: {e}") from e
         slot = _Slot(index, device, self.backend.name)
         with self._lock:
             self._slots[index] = slot
+            self._creating -= 1
         return slot
 
-    def _settle(self, slot: _Slot, failure: str | None) -> None:
-        """Count a failure (quarantining at the limit) or a success; idle the slot again."""
+    # ------------------------------------------------------------------ internals: healing
+    def _count(self, slot: _Slot, failure: str | None) -> bool:
+        """Count a failure (quarantining at the limit) or a success; idle the slot again.
+        True when the device was quarantined and must be closed."""
         quarantine = False
         with self._lock:
             st = slot.stats
@@ -525,96 +744,42 @@ class DevicePool:
                 self._slots.pop(slot.index, None)
                 self.retired.append(st)
                 self.quarantined += 1
-                self.replaced += 1      # the next _acquire creates its replacement
+                self.replaced += 1      # the next acquire creates its replacement
             elif not self._closed:
                 self._idle.append(slot)
             self._lock.notify()
         if quarantine:
             log.warning("%s device %d quarantined after %d consecutive failures (last: %s); replacing it",
                         self.backend.name, slot.index, st.consecutive_failures, failure)
+        return quarantine
+
+    def _settle(self, slot: _Slot, failure: str | None) -> None:
+        if self._count(slot, failure):
             self._close_device(slot)
 
     def _close_device(self, slot: _Slot) -> None:
+        """Close a device now; on the loop's own thread (a release from a callback there),
+        in the background instead."""
+        if self._aio is not None and self._aio.in_loop():
+            t = self._aio.loop.create_task(self._aclose(slot))
+            self._closing.add(t)
+            t.add_done_callback(self._closing.discard)
+            return
         try:
-            self._invoke(slot, "close", ())
+            self._drive(self._aclose(slot))
+        except RuntimeError as e:       # the loop is already gone
+            log.debug("closing device %d failed: %s", slot.index, e)
+
+    async def _aclose(self, slot: _Slot) -> None:
+        try:
+            await self._ainvoke(slot, "close", ())
         except Exception as e:  # noqa: BLE001 - closing is best effort
             log.debug("closing device %d failed: %s", slot.index, e)
         if slot.executor is not None:
             slot.executor.shutdown(wait=False)
             slot.executor = None
 
-    def _with_deadline(self, fn: Callable[[], Any], timeout: float | None, what: str) -> Any:
-        if timeout is None:
-            return fn()
-        box: dict[str, Any] = {}
 
-        def run() -> None:
-            try:
-                box["value"] = fn()
-            except BaseException as e:  # noqa: BLE001 - re-raised in the caller
-                box["error"] = e
-        t = threading.Thread(target=run, name=f"navrl-{self.backend.name}-{what}", daemon=True)
-        t.start()
-        t.join(timeout)
-        if t.is_alive():
-            raise DeviceTimeout(f"{what} took longer than {timeout:g} s")
-        if "error" in box:
-            raise box["error"]
-        return box.get("value")
-
-    def _invoke(self, slot: _Slot, name: str, args: tuple) -> Any:
-        """One device call under the per-call deadline: in the slot's own worker thread, or
-        inline with the deadline checked on return for in-process backends."""
-        fn = getattr(slot.device, name)
-        timeout = self.cfg.call_timeout_s
-        if timeout is None:
-            return fn(*args)
-        if name == "restore" and self.cfg.restore_timeout_s is not None:
-            timeout = self.cfg.restore_timeout_s
-        if self.backend.in_process:
-            t0 = time.monotonic()
-            out = fn(*args)
-            if time.monotonic() - t0 > timeout:
-                slot.stats.timeouts += 1
-                raise DeviceTimeout(f"{self.backend.name} device {slot.index}: {name}() took "
-                                    f"{time.monotonic() - t0:.1f} s, over its {timeout:g} s deadline", completed=True)
-            return out
-        if slot.executor is None:
-            slot.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"navrl-{self.backend.name}-{slot.index}")
-        fut: Future = slot.executor.submit(fn, *args)
-        try:
-            return fut.result(timeout)
-        except FuturesTimeout:
-            if not fut.done():
-                # the call is stuck in its thread: abandon that thread, the next call gets a new one
-                slot.stats.timeouts += 1
-                slot.executor.shutdown(wait=False)
-                slot.executor = None
-                raise DeviceTimeout(f"{self.backend.name} device {slot.index}: {name}() took longer than "
-                                    f"{timeout:g} s") from None
-            raise
-
-    def _call(self, slot: _Slot, name: str, *args: Any) -> Any:
-        """A device call with the pool's policy: deadline, then one reconnect-and-retry."""
-        try:
-            return self._invoke(slot, name, args)
-        except DeviceError as e:
-            if e.reason not in self.cfg.retry_reasons or getattr(e, "completed", False):
-                raise
-            first: DeviceError = e
-        except OSError as e:   # sockets, subprocess pipes: transport trouble
-            first = DeviceError("connection", f"{type(e).__name__}: {e}")
-        slot.stats.reconnects += 1
-        try:
-            fresh = self._with_deadline(lambda: self.backend.reconnect(slot.device, slot.index),
-                                        self.cfg.reconnect_timeout_s, f"reconnect device {slot.index}")
-        except Exception as e:  # noqa: BLE001 - a failed reconnect ends in the first error
-            log.info("reconnect of %s device %d failed: %s", self.backend.name, slot.index, e)
-            fresh = None
-        if fresh is None:
-            raise first
-        slot.device = fresh
-        try:
-            return self._invoke(slot, name, args)
-        except OSError as e:
-            raise DeviceError("connection", f"{type(e).__name__}: {e}") from e
+def _cancel_all(tasks: set[asyncio.Task]) -> None:
+    for t in list(tasks):
+        t.cancel()

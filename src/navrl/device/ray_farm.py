@@ -5,11 +5,22 @@
 
     learner process                                   Ray actor "device host" k (one per machine)
     EpisodeRunner ── planner/grounder/judge (batched) DeviceHost
-        │ lease_batch(tasks)  ── one call per host ──► DevicePool.lease → restore + probe
-        │ step_devices(...)   ── one call per host ──► act, observe (+ snapshot) for its devices
+        │ start_leases(tasks) ── one call per host ──► DevicePool.start_leases → restore + probe + look
+        │ start_steps(...)    ── one call per host ──► act, observe (+ snapshot) for its devices
+        │   poller thread     ── one poll per host ◄── the replies of the devices that are done
         │ release_batch(...)  ── one call per host ──► DevicePool.release
         ▼
     RemoteDevice (a Device proxy; raises DeviceError("device_host_lost") once its host died)
+
+Leases and steps come back as futures. For connected backends (real devices, the latency
+model) a host starts them and returns at once; the learner's poller thread keeps one
+``poll`` per host in flight, which answers with the devices that are done (a wave of them
+within ``poll_linger_s`` as one batch), so the runner works on early devices while others
+still wait and a straggler delays only its own episode. Each host's pool overlaps its own
+devices' waits (no thread per waiting device with async devices). In-process backends step
+in one ``step_many`` call per host and step. A host serves its calls in order on one thread;
+only ``poll`` waits, in its own Ray concurrency group, so a release (which cancels the steps
+still waiting on its devices) or the next lease never queues behind a waiting device.
 
 A host that dies mid-episode (process killed, machine gone) makes every in-flight call
 to it fail; its devices raise ``DeviceError("device_host_lost")``, so the runner masks
@@ -27,12 +38,15 @@ Ray is an optional extra: ``pip install 'navrl[ray]'``.
 """
 from __future__ import annotations
 
+import concurrent.futures as cf
 import dataclasses
 import io
 import itertools
 import logging
 import math
 import os
+import queue
+import threading
 import time
 import uuid
 from collections import OrderedDict
@@ -40,10 +54,12 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
 from navrl.actions import Action
+from navrl.device.aio import Expiry, resolve
 from navrl.device.base import ActResult, Device, DeviceError, Health
 from navrl.device.backend import DeviceBackend, DeviceTimeout, PoolExhausted
 from navrl.device.phone_backend import PhoneWorldBackend
-from navrl.device.pool import DeviceFarm, DevicePool, FailedDevice, PoolConfig, step_devices
+from navrl.device.pool import (DeviceFarm, DevicePool, FailedDevice, PoolConfig, lease_outcome, start_steps,
+                               step_devices, step_outcome)
 from navrl.observation import Observation, UINode
 
 log = logging.getLogger(__name__)
@@ -91,6 +107,10 @@ class FarmConfig:
     """Ray restarts of a dead host actor (-1: always)."""
     num_cpus_per_host: float = 1.0
     """CPUs Ray reserves for each host actor."""
+    poll_linger_s: float = 0.005
+    """How long a host's answer to a poll waits for more devices after the first is done
+    (connected backends): a wave of devices comes back as one batch, a straggler later."""
+
     resources_per_host: tuple[tuple[str, float], ...] = ()
     """Custom Ray resources each host actor needs, e.g. ``(("device_host", 1),)`` with
     ``ray start --resources '{"device_host": 1}'`` on every machine that has devices:
@@ -99,6 +119,7 @@ class FarmConfig:
     def validate(self) -> "FarmConfig":
         if self.hosts <= 0 or self.devices_per_host <= 0:
             raise ValueError("hosts and devices_per_host must be positive")
+
         if self.screenshots not in ("lazy", "eager"):
             raise ValueError(f"screenshots must be 'lazy' or 'eager', got {self.screenshots!r}")
         return self
@@ -121,6 +142,14 @@ def _err(e: DeviceError) -> tuple:
     return ("err", e.reason, str(e))
 
 
+def _when(res: Any, outcome: Callable[[Any], Any], fn: Callable[[Any], None]) -> None:
+    """``fn(outcome(res))`` once ``res`` is there: now, or when the future completes."""
+    if isinstance(res, cf.Future):
+        res.add_done_callback(lambda f: fn(outcome(f)))
+    else:
+        fn(res)
+
+
 # ---------------------------------------------------------------------------------- the host actor
 class DeviceHost:
     """The body of one device-host actor: a local pool and the leases handed out from it.
@@ -140,6 +169,7 @@ class DeviceHost:
         self.frames: dict[int, OrderedDict[int, Observation]] = {}
         self._lease_ids = itertools.count(1)
         self._seq = itertools.count(1)
+        self._done: queue.SimpleQueue[tuple] = queue.SimpleQueue()   # (token, reply) of started items
         self.started = time.time()
 
     # -- helpers --------------------------------------------------------------------
@@ -167,30 +197,68 @@ class DeviceHost:
         return {"host": self.index, "incarnation": self.incarnation, "pid": os.getpid(),
                 "leased": len(self.leases), "devices": len(self.pool), "started": self.started}
 
-    def lease_many(self, tasks: list, want_snapshot: bool, eager: bool) -> list[tuple]:
-        """Lease, restore and probe one device per task; observe (and snapshot) each."""
-        try:
-            devs = self.pool.lease_batch(tasks)
-        except DeviceError as e:
-            return [_err(e)] * len(tasks)
-        out = []
-        for d in devs:
-            if isinstance(d, FailedDevice):
-                out.append(("err", d.reason, d.message))
-                continue
-            lid = next(self._lease_ids)
-            self.leases[lid] = d
+    def start(self, incarnation: str, kind: str, items: list[tuple], want_snapshot: bool, eager: bool) -> None:
+        """Start leases (``kind="lease"``, items ``(token, task)``: lease, restore, probe and a
+        first look) or steps (``kind="step"``, items ``(token, lease id, action or None)``) and
+        return at once; each item's reply, under its token, comes back through :meth:`poll`
+        as soon as that device is done, so one slow device holds up nothing else."""
+        if self._stale(incarnation):
+            for it in items:
+                self._done.put((it[0], ("err", HOST_LOST, "the device host restarted")))
+            return
+        if kind == "lease":
             try:
-                obs = d.observe()
-                first: Any = ("ok", (self._wire(lid, obs, eager), d.snapshot() if want_snapshot else None))
+                started = self.pool.start_leases([task for _, task in items])
             except DeviceError as e:
-                first = _err(e)
-            out.append(("ok", (lid, d.platform, first)))
-        return out
+                for tok, _ in items:
+                    self._done.put((tok, _err(e)))
+                return
+            for (tok, _), res in zip(items, started):
+                _when(res, lease_outcome, lambda dev, tok=tok: self._leased(tok, dev, want_snapshot, eager))
+            return
+        devs, acts, toks = [], [], []
+        for tok, lid, action in items:
+            d = self.leases.get(lid)
+            if d is None:
+                self._done.put((tok, ("err", "lease_released", f"lease {lid} is not held on host {self.index}")))
+            else:
+                devs.append(d), acts.append(action), toks.append((tok, lid))
+        for (tok, lid), res in zip(toks, start_steps(devs, acts, want_snapshot)):
+            _when(res, step_outcome, lambda r, tok=tok, lid=lid: self._done.put((tok, self._outcome(lid, r, eager))))
 
-    def step_many(self, incarnation: str, items: list[tuple[int, Action]], want_snapshot: bool,
+    def _leased(self, tok: int, dev: Device, want_snapshot: bool, eager: bool) -> None:
+        if isinstance(dev, FailedDevice):
+            self._done.put((tok, ("err", dev.reason, dev.message)))
+            return
+        lid = next(self._lease_ids)
+        self.leases[lid] = dev
+        (look,) = start_steps([dev], [None], want_snapshot)
+        _when(look, step_outcome,
+              lambda r: self._done.put((tok, ("ok", (lid, dev.platform, self._first(lid, r, eager))))))
+
+    def _first(self, lid: int, res: Any, eager: bool) -> tuple:
+        if isinstance(res, BaseException) and not isinstance(res, DeviceError):
+            return ("err", "look_failed", f"{type(res).__name__}: {res}")
+        return self._outcome(lid, res, eager)
+
+    def poll(self, incarnation: str, wait_s: float, linger_s: float) -> list[tuple] | None:
+        """The replies of started items that are done: waits up to ``wait_s`` for the first,
+        then ``linger_s`` for more (so that a wave of devices comes back as one batch).
+        None: this is not the incarnation the caller started them on."""
+        if self._stale(incarnation):
+            return None
+        out: list[tuple] = []
+        try:
+            out.append(self._done.get(timeout=wait_s))
+            end = time.monotonic() + linger_s
+            while True:
+                out.append(self._done.get(timeout=max(0.0, end - time.monotonic())))
+        except queue.Empty:
+            return out
+
+    def step_many(self, incarnation: str, items: list[tuple[int, Action | None]], want_snapshot: bool,
                   eager: bool) -> list[tuple]:
-        """One runner step for several leased devices: act, observe, snapshot."""
+        """One runner step for several leased devices: act (unless None), observe, snapshot."""
         if self._stale(incarnation):
             return [("err", HOST_LOST, "the device host restarted")] * len(items)
         devs, acts, idx, out = [], [], [], [None] * len(items)
@@ -267,6 +335,9 @@ class _HostClient:
         self.incarnation: str | None = None
         self.lost: set[str] = set()
         self.dead = False
+        self._lock = threading.Lock()
+        self.waiting: dict[int, _Item] = {}     # token -> started item whose reply is due
+        self.polling: str | None = None         # incarnation of the poll in flight
 
     @property
     def cfg(self) -> FarmConfig:
@@ -301,39 +372,147 @@ class _HostClient:
             return ray.get(ref, timeout=timeout)
         except ray.exceptions.GetTimeoutError:
             raise DeviceTimeout(f"device host {self.index} did not answer within {timeout:g} s") from None
-        except (ray.exceptions.RayActorError, ray.exceptions.WorkerCrashedError, ray.exceptions.ObjectLostError) as e:
+        except Exception as e:  # noqa: BLE001 - mapped (or re-raised) by _failure
+            raise self._failure(e, incarnation) from None
+
+    def _failure(self, e: Exception, incarnation: str) -> Exception:
+        """A Ray error of a call to this host as the DeviceError the runner masks."""
+        ray = _ray()
+        if isinstance(e, (ray.exceptions.RayActorError, ray.exceptions.WorkerCrashedError,
+                          ray.exceptions.ObjectLostError)):
             self.mark_lost(incarnation, type(e).__name__)
-            raise DeviceError(HOST_LOST, f"device host {self.index}: {type(e).__name__}") from None
-        except ray.exceptions.RayTaskError as e:
-            raise DeviceError("device_host_error", f"device host {self.index}: {e}") from None
+            return DeviceError(HOST_LOST, f"device host {self.index}: {type(e).__name__}")
+        if isinstance(e, ray.exceptions.RayTaskError):
+            return DeviceError("device_host_error", f"device host {self.index}: {e}")
+        return e
 
     # step_batcher protocol --------------------------------------------------------------
-    def submit_steps(self, items: list[tuple["RemoteDevice", Action]],
-                     want_snapshot: bool) -> Callable[[], list]:
+    def submit_steps(self, items: list[tuple["RemoteDevice", Action | None]],
+                     want_snapshot: bool) -> list[cf.Future]:
+        """Start these devices' steps on the host; one future per item, completed when that
+        device is done (or with ``timeout`` after ``call_timeout_s``). A first look (action
+        None) that the lease already brought back is answered here.
+
+        In-process backends step in one ``step_many`` call per host (the host answers once
+        all are done, at CPU speed); connected ones are started and polled, so each device's
+        answer comes back as soon as it is there."""
+        futs: list[cf.Future] = [cf.Future() for _ in items]
         groups: dict[str, list[int]] = {}
-        out: list[Any] = [None] * len(items)
-        for i, (d, _) in enumerate(items):
+        for i, (d, a) in enumerate(items):
             if d._incarnation in self.lost or d._released:
-                out[i] = d._dead_error()
+                resolve(futs[i], d._dead_error())
+            elif a is None and d._obs is not None and (d._has_snap or not want_snapshot):
+                resolve(futs[i], (d._obs, d._snap if want_snapshot else None))
             else:
                 groups.setdefault(d._incarnation, []).append(i)
-        refs = [(inc, idx, self.handle.step_many.remote(inc, [(items[i][0]._lid, items[i][1]) for i in idx],
-                                                        want_snapshot, self.cfg.screenshots == "eager"))
-                for inc, idx in groups.items()]
+        eager = self.cfg.screenshots == "eager"
+        for inc, idx in groups.items():
+            if not self.cfg.backend.in_process:
+                self.start(inc, "step", [_Item(futs[i], items[i][0], (items[i][0]._lid, items[i][1])) for i in idx],
+                           want_snapshot, self.cfg.call_timeout_s)
+                continue
+            ref = self.handle.step_many.remote(inc, [(items[i][0]._lid, items[i][1]) for i in idx], want_snapshot,
+                                               eager)
+            part = [(items[i][0], futs[i]) for i in idx]
+            expiry = self.farm._expiry.at(time.monotonic() + self.cfg.call_timeout_s,
+                                          lambda part=part: self._expire([_Item(f, d, None) for d, f in part]))
+            ref.future().add_done_callback(lambda hf, inc=inc, part=part, x=expiry: self._answered(hf, inc, part, x))
+        return futs
 
-        def wait() -> list:
-            for inc, idx, ref in refs:
-                try:
-                    replies = self.get(ref, inc, self.cfg.call_timeout_s)
-                except DeviceError as e:
-                    for i in idx:
-                        items[i][0]._note(e)
-                        out[i] = e
-                    continue
-                for i, reply in zip(idx, replies):
-                    out[i] = items[i][0]._absorb_step(reply)
-            return out
-        return wait
+    def _answered(self, hf: cf.Future, inc: str, part: list[tuple["RemoteDevice", cf.Future]], expiry: list) -> None:
+        Expiry.cancel(expiry)
+        try:
+            replies = hf.result()
+        except Exception as e:  # noqa: BLE001 - every item of the call fails alike
+            self._fail([_Item(f, d, None) for d, f in part], self._failure(e, inc))
+            return
+        for (d, f), reply in zip(part, replies):
+            if not f.done():
+                resolve(f, d._absorb_step(reply))
+
+    # started items, answered through the host's poll ----------------------------------------
+    def start(self, inc: str, kind: str, items: list["_Item"], want_snapshot: bool, timeout: float) -> None:
+        """Send ``items`` to the host (not awaited) and note them until their replies come
+        back through the farm's poller; what has no reply after ``timeout`` fails as ``timeout``."""
+        with self._lock:
+            for it in items:
+                it.token = next(self.farm._tokens)
+                it.incarnation = inc
+                self.waiting[it.token] = it
+        self.handle.start.remote(inc, kind, [(it.token, *it.payload) for it in items], want_snapshot,
+                                 self.cfg.screenshots == "eager")
+        self.farm._expiry.at(time.monotonic() + timeout, lambda: self._expire(items))
+        self.farm._wake.set()
+
+    def poll_due(self) -> str | None:
+        """The incarnation to poll now (items wait and no poll is in flight), else None."""
+        with self._lock:
+            if self.polling is not None or not self.waiting:
+                return None
+            self.polling = next(iter(self.waiting.values())).incarnation
+            return self.polling
+
+    def polled(self, ref: Any, inc: str) -> None:
+        """Hand the replies of one poll to their items (the poller thread calls this)."""
+        try:
+            replies = _ray().get(ref)
+            err = None if replies is not None else DeviceError(HOST_LOST, f"device host {self.index} restarted")
+        except Exception as e:  # noqa: BLE001 - every waiting item fails alike
+            replies, err = None, self._failure(e, inc)
+        with self._lock:
+            self.polling = None
+            if err is not None:
+                dead = [it for it in self.waiting.values() if it.incarnation == inc]
+                for it in dead:
+                    del self.waiting[it.token]
+            else:
+                got = [(self.waiting.pop(tok, None), reply) for tok, reply in replies]   # type: ignore[union-attr]
+        if err is not None:
+            if err.reason == HOST_LOST:   # type: ignore[union-attr]
+                self.mark_lost(inc, "restarted")
+            self._fail(dead, err)
+            return
+        for it, reply in got:
+            if it is not None:
+                it.land(self, reply)
+
+    def _fail(self, items: list["_Item"], err: Exception) -> None:
+        for it in items:
+            if isinstance(err, DeviceError) and it.device is not None:
+                it.device._note(err)
+            resolve(it.future, err)
+
+    def _expire(self, items: list["_Item"]) -> None:
+        with self._lock:
+            late = [it for it in items if not it.future.done()]
+            for it in late:
+                self.waiting.pop(it.token, None)
+        self._fail(late, DeviceTimeout(f"device host {self.index} did not answer within its deadline"))
+
+
+class _Item:
+    """A lease or step started on a host, waiting for its reply: ``device`` is the
+    RemoteDevice of a step (None for a lease, whose ``payload`` is the task)."""
+
+    __slots__ = ("future", "device", "payload", "token", "incarnation")
+
+    def __init__(self, future: cf.Future, device: "RemoteDevice | None", payload: Any):
+        self.future, self.device, self.payload = future, device, payload
+        self.token, self.incarnation = 0, ""
+
+    def land(self, client: _HostClient, reply: tuple) -> None:
+        if self.device is not None:                       # a step
+            if not self.future.done():
+                resolve(self.future, self.device._absorb_step(reply))
+            return
+        task = self.payload[0]                           # a lease
+        if reply[0] != "ok":
+            resolve(self.future, FailedDevice(reply[1], reply[2]))
+            return
+        lid, platform, first = reply[1]
+        dev = RemoteDevice(client, lid, self.incarnation, task, platform, first)
+        if not resolve(self.future, dev):                # abandoned meanwhile: give it back
+            client.farm.release_batch([dev])
 
 
 class RemoteDevice(Device):
@@ -357,8 +536,6 @@ class RemoteDevice(Device):
         self._obs_err: DeviceError | None = None
         self._snap: Any = None
         self._has_snap = False
-        self._mirror: Any = None
-        self._mirror_snap: Any = None
         if first[0] == "ok":
             wire, s = first[1]
             self._obs = self._to_obs(wire)
@@ -461,13 +638,7 @@ class RemoteDevice(Device):
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_") or not hasattr(self.__dict__.get("task"), "make_device"):
             raise AttributeError(name)
-        snap = self.snapshot()
-        if self._mirror is None:
-            self._mirror = self.task.make_device()
-        if self._mirror_snap is not snap:
-            self._mirror.restore(snap)
-            self._mirror_snap = snap
-        return getattr(self._mirror, name)
+        return getattr(self._client.farm._mirror(self.task, self.snapshot()), name)
 
 
 # ---------------------------------------------------------------------------------- the farm
@@ -492,7 +663,7 @@ class RayFarm:
             self._owns_ray = True
         pool = dataclasses.replace(self.cfg.pool, size=self.cfg.devices_per_host)
         opts: dict[str, Any] = {"num_cpus": self.cfg.num_cpus_per_host, "max_restarts": self.cfg.max_restarts,
-                                "max_task_retries": 0}
+                                "max_task_retries": 0, "concurrency_groups": {"poll": 1}}
         if self.cfg.resources_per_host:
             opts["resources"] = dict(self.cfg.resources_per_host)
         actor = ray.remote(**opts)(DeviceHost)
@@ -502,6 +673,12 @@ class RayFarm:
         self.masked_host_lost = 0
         self.batches = 0
         self._closed = False
+        self._expiry = Expiry("navrl-farm-expiry")
+        self._tokens = itertools.count(1)
+        self._mirrors: OrderedDict[Any, list] = OrderedDict()
+        self._wake = threading.Event()
+        self._poller = threading.Thread(target=self._poll_loop, name="navrl-farm-poller", daemon=True)
+        self._poller.start()
         for c in self.clients:
             if c.refresh() is None:
                 raise FarmUnavailable(f"device host {c.index} did not start within {self.cfg.start_timeout_s:g} s")
@@ -510,45 +687,84 @@ class RayFarm:
     def capacity(self) -> int:
         return self.cfg.hosts * self.cfg.devices_per_host
 
-    def lease_batch(self, tasks: Sequence[Any], want_snapshot: bool | None = None) -> list[Device]:
+    def _mirror(self, task: Any, snap: Any) -> Any:
+        """A local phone world at ``snap`` for privileged reads: one per world configuration
+        (``backend.world_key``), kept across batches, restored from each device's snapshot
+        in turn (building a world costs milliseconds; restoring one, about one)."""
+        key = self.cfg.backend.world_key(task)
+        entry = self._mirrors.get(key)
+        if entry is None:
+            entry = self._mirrors[key] = [task.make_device(), None]
+            while len(self._mirrors) > self.capacity:
+                self._mirrors.popitem(last=False)
+        self._mirrors.move_to_end(key)
+        if entry[1] is not snap:
+            entry[0].restore(snap)
+            entry[1] = snap
+        return entry[0]
+
+    def lease_batch(self, tasks: Sequence[Any], want_snapshot: bool | None = None,
+                    deadline: float | None = None) -> list[Device]:
         """One device per task, spread round-robin over the live hosts (task i → host
         i mod hosts while all are up); leases run on all hosts in parallel.
 
         ``want_snapshot`` (default: only for in-process backends, whose snapshots are
-        cheap) brings each device's first snapshot back with the lease."""
+        cheap) brings each device's first snapshot back with the lease. Leases still
+        running at ``deadline`` (``time.monotonic()``) fail as ``timeout``."""
+        started = self.start_leases(tasks, want_snapshot)
+        cf.wait(started, None if deadline is None else max(0.0, deadline - time.monotonic()))
+        return [lease_outcome(f) for f in started]
+
+    def start_leases(self, tasks: Sequence[Any], want_snapshot: bool | None = None) -> list[cf.Future]:
+        """Start :meth:`lease_batch`'s leases and return at once: a future per task of its
+        device (or :class:`FailedDevice`), completed as soon as that device is leased and
+        has looked at its screen. A future cancelled before that gives its device back."""
         if want_snapshot is None:
             want_snapshot = self.cfg.backend.in_process
         if self._closed:
             raise DeviceError("farm_closed", "the farm was closed")
         live = [c for c in self.clients if c.refresh() is not None]
-        out: list[Device] = [FailedDevice(HOST_LOST, "no device host is up")] * len(tasks)
+        futs: list[cf.Future] = [cf.Future() for _ in tasks]
         if not live:
-            return list(out)
+            for f in futs:
+                resolve(f, FailedDevice(HOST_LOST, "no device host is up"))
+            return futs
         if len(tasks) > len(live) * self.cfg.devices_per_host:
             raise PoolExhausted(f"a batch of {len(tasks)} episodes needs {len(tasks)} devices; {len(live)} live "
                                 f"hosts hold {len(live) * self.cfg.devices_per_host}")
         share: dict[int, list[int]] = {}
         for i in range(len(tasks)):
             share.setdefault(i % len(live), []).append(i)
-        eager = self.cfg.screenshots == "eager"
-        calls = [(live[k], live[k].incarnation, idx,
-                  live[k].handle.lease_many.remote([tasks[i] for i in idx], want_snapshot, eager))
-                 for k, idx in share.items()]
-        for c, inc, idx, ref in calls:
-            try:
-                replies = c.get(ref, inc, self.cfg.lease_timeout_s)
-            except DeviceError as e:
-                for i in idx:
-                    out[i] = FailedDevice(e.reason, str(e))
-                continue
-            for i, r in zip(idx, replies):
-                if r[0] == "ok":
-                    lid, platform, first = r[1]
-                    out[i] = RemoteDevice(c, lid, inc, tasks[i], platform, first)  # type: ignore[arg-type]
-                else:
-                    out[i] = FailedDevice(r[1], r[2])
+        for k, idx in share.items():
+            c = live[k]
+            c.start(c.incarnation, "lease", [_Item(futs[i], None, (tasks[i],)) for i in idx],  # type: ignore[arg-type]
+                    want_snapshot, self.cfg.lease_timeout_s)
         self.batches += 1
-        return out
+        return futs
+
+    def _poll_loop(self) -> None:
+        """The poller thread: keeps one ``poll`` in flight per host that has items waiting and
+        hands the replies over as they come."""
+        ray = _ray()
+        polls: dict[Any, tuple[_HostClient, str]] = {}
+        while not self._closed:
+            for c in self.clients:
+                inc = c.poll_due()
+                if inc is not None:
+                    poll = c.handle.poll.options(concurrency_group="poll")
+                    polls[poll.remote(inc, 1.0, self.cfg.poll_linger_s)] = (c, inc)
+            if not polls:
+                self._wake.wait(0.5)
+                self._wake.clear()
+                continue
+            try:
+                ready, _ = ray.wait(list(polls), num_returns=1, timeout=0.01)
+            except Exception as e:  # noqa: BLE001 - Ray shutting down
+                log.debug("poll wait failed: %s", e)
+                return
+            for ref in ready:
+                c, inc = polls.pop(ref)
+                c.polled(ref, inc)
 
     def __call__(self, tasks: Sequence[Any] | None = None) -> "RayFarm":
         """A farm is its own device factory: ``factory(batch_tasks)`` is the source the
@@ -605,6 +821,8 @@ class RayFarm:
         if self._closed:
             return
         self._closed = True
+        self._wake.set()
+        self._expiry.close()
         ray = _ray()
         for c in self.clients:
             try:

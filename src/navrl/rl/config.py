@@ -153,6 +153,13 @@ class TrainConfig:
     N / tasks_per_update updates (a planner that generalises across seeds learns its templates
     from repeats; measured in docs/results/pointer_planner.md)."""
 
+    rollout_deadline_s: float | None = None
+    """Seconds one update's rollouts (leases included) may take; None waits for every episode.
+    At the deadline the episodes still running are masked as ``timeout`` stragglers (never
+    scored as failures; counted in the update's ``stragglers`` and ``masked_reasons``) and
+    their devices go back to the farm, so a slow device cannot stall the synchronous update.
+    Size it from the farm's latency: a few times the longest episode's device time."""
+
     max_masked_updates: int = 3
     """Stop the run (:class:`navrl.errors.Outage`, checkpoint saved) after this many updates in a
     row whose every trajectory was masked: an outage is not training. 0 never stops."""
@@ -256,7 +263,7 @@ class TrainConfig:
         for name in ("kl_coef", "entropy_coef", "sft_coef", "weight_decay", "gigpo_step_weight"):
             if real(name) < 0.0:
                 raise ConfigError(f"{name} must be >= 0, got {getattr(self, name)}")
-        for name in ("value_clip", "grad_clip"):
+        for name in ("value_clip", "grad_clip", "rollout_deadline_s"):
             if getattr(self, name) is not None and real(name) <= 0.0:
                 raise ConfigError(f"{name} must be > 0 or None, got {getattr(self, name)}")
         if self.reward_preset not in ("default", "cautionary"):

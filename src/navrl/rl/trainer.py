@@ -93,7 +93,8 @@ class Trainer:
         self.devices = devices
         self.grounder = grounder or AccessibilityGrounder()
         self.runner = EpisodeRunner(policy, self.grounder, *self.judges[:3], rewards=self.rewards,
-                                    config=RunnerConfig(phash=spec.needs_state_hashes, max_steps=cfg.max_steps))
+                                    config=RunnerConfig(phash=spec.needs_state_hashes, max_steps=cfg.max_steps,
+                                                        deadline_s=cfg.rollout_deadline_s))
         self.logger = MetricsLogger(self.run_dir) if log else None
         self.masked_total = 0
         self._pool: list | None = None   # cfg.task_pool's fixed tasks, drawn on first use
@@ -281,6 +282,7 @@ class Trainer:
             "masked": len(trajs) - len(valid),
             "masked_fraction": (len(trajs) - len(valid)) / max(1, len(trajs)),
             "masked_reasons": dict(Counter(t.invalid_reason for t in trajs if not t.valid)),
+            "stragglers": sum(1 for t in trajs if t.info.get("straggler")),   # cut at the rollout deadline
             "verdicts": dict(verdicts),
             "unparseable": sum(1 for t in valid for s in t.steps if s.kind == "unparseable"),
         }

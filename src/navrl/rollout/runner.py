@@ -1,21 +1,30 @@
 """The batched episode runner (DESIGN.md §1): plan, ground, act, judge, for many episodes at once.
 
-Planner calls are batched across all live episodes, and so are the device actions of a
-step; what a step does and earns is :mod:`navrl.rollout.step` (the Gymnasium env plays by
-the same rules). Infrastructure failures (DeviceError, JudgeUnavailable) end an episode as
-``valid=False`` with its reason; no reward touches it.
+Planner calls are batched across the episodes ready to plan, and the device actions of a
+round are started together; what a step does and earns is :mod:`navrl.rollout.step` (the
+Gymnasium env plays by the same rules). Infrastructure failures (DeviceError,
+JudgeUnavailable) end an episode as ``valid=False`` with its reason; no reward touches it.
+
+Devices behind a farm (connected pools, Ray hosts) answer later, as futures: by default the
+runner is *pipelined*, planning the episodes whose devices have answered while the others
+still wait, so the learner's CPU work overlaps the devices' latency and a slow device delays
+only its own episode. ``RunnerConfig(pipeline=False)`` steps in lockstep instead. In-process
+devices answer at once and step identically in both modes. ``deadline_s`` bounds a run: the
+episodes still running then are masked as ``timeout`` stragglers.
 """
 from __future__ import annotations
 
+import concurrent.futures as cf
+import queue
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Generator
+from typing import TYPE_CHECKING, Any, Callable, Generator
 
 from navrl.agent.grounders.base import Grounder
 from navrl.api.client import APIRequestError, APIUnavailable
 from navrl.agent.planner import Planner, PlannerContext
 from navrl.device.base import Device, DeviceError
-from navrl.device.pool import step_devices
+from navrl.device.pool import lease_outcome, start_steps, step_outcome
 from navrl.imaging import phash64
 from navrl.judge.base import AskJudge, JudgeUnavailable, StepJudge, TerminalJudge
 from navrl.judge.rewards import DEFAULT_REWARDS, RewardConfig
@@ -41,6 +50,23 @@ class RunnerConfig:
     """Compute the 64-bit perceptual hash of every before-screen (GiGPPO needs it)."""
     max_steps: int | None = None
     """Cap on every task's step budget (a task's own smaller budget still applies)."""
+    pipeline: bool = True
+    """Plan each episode as soon as its device has answered, while other devices still wait
+    (farms only: in-process devices answer at once, so both modes step them identically).
+    False: lockstep, every round waits for all devices; the planner's batches then do not
+    depend on device timing (bit-reproducible sampled rollouts on a farm), at the price of
+    waiting for the slowest device every step."""
+    round_s: float | None = 0.02
+    """Pipelined runs: the learner time one round spends landing answers (judging their
+    steps) before it plans those episodes and starts their next actions, so the learner's
+    work overlaps the devices' waits instead of following them. Longer rounds give the planner
+    bigger batches (an LLM planner on a GPU may want 0.5 s); None lands every answer there."""
+    deadline_s: float | None = None
+    """Seconds one run (one rollout batch, leases included) may take; None waits for every
+    episode. At the deadline the runner stops waiting: episodes still running are masked as
+    ``timeout`` (infrastructure: ``valid=False``, never scored; ``info["straggler"]``), their
+    pending device calls are abandoned and the devices go back to the farm. The run returns
+    within one round of learner work after the deadline."""
 
 
 class EpisodeRunner:
@@ -54,6 +80,8 @@ class EpisodeRunner:
         self.cfg = config or RunnerConfig()
         self.timings = {"device": 0.0, "planner": 0.0, "grounder": 0.0, "judge": 0.0, "total": 0.0}
         self._phash: BoundedCache[tuple[str, str], int] = BoundedCache(20_000)
+        self.last_run: dict = {"stragglers": 0, "deadline_hit": False}
+        """Of the last :meth:`run`: ``stragglers`` (episodes masked at the deadline), ``deadline_hit``."""
 
     def run(self, tasks: list[TaskSpec], devices: "list[Device] | DeviceFarm | None" = None,
             groups: list[int] | None = None, on_step: Callable[[int], None] | None = None) -> list[Trajectory]:
@@ -62,84 +90,113 @@ class EpisodeRunner:
         ``devices``: one device per task, or a farm (anything with ``lease_batch`` and
         ``release_batch``: :class:`navrl.device.pool.DevicePool`, the Ray farm) that leases
         them for this batch and gets them back at the end; default: ``task.make_device()``.
+        ``last_run`` then says how many episodes were stragglers cut at the deadline.
         """
         t_start = time.perf_counter()
         tm = self.timings
+        deadline = time.monotonic() + self.cfg.deadline_s if self.cfg.deadline_s is not None else None
+        self.last_run = {"stragglers": 0, "deadline_hit": False}
         farm = devices if hasattr(devices, "lease_batch") else None
         if farm is not None:
             t0 = time.perf_counter()
-            devices = farm.lease_batch(tasks)
+            start = getattr(farm, "start_leases", None)
+            if start is not None and self.cfg.pipeline:   # each episode starts once its device is ready
+                devices = start(tasks)
+            else:
+                devices = farm.lease_batch(tasks) if deadline is None else farm.lease_batch(tasks, deadline=deadline)
             tm["device"] += time.perf_counter() - t0
         try:
-            trajs = self._run(tasks, devices, groups, on_step)  # type: ignore[arg-type]
+            trajs = self._run(tasks, devices, groups, on_step, deadline)  # type: ignore[arg-type]
         finally:
-            if farm is not None:
-                farm.release_batch(devices)
+            if farm is not None:   # leases still pending were cancelled: the farm takes those back itself
+                farm.release_batch([d for d in devices if not isinstance(d, cf.Future)])  # type: ignore[union-attr]
         tm["total"] += time.perf_counter() - t_start
         return trajs
 
-    def _run(self, tasks: list[TaskSpec], devices: list[Device] | None, groups: list[int] | None,
-             on_step: Callable[[int], None] | None) -> list[Trajectory]:
-        tm = self.timings
+    def _run(self, tasks: list[TaskSpec], devices: list[Any] | None, groups: list[int] | None,
+             on_step: Callable[[int], None] | None, deadline: float | None) -> list[Trajectory]:
+        """``devices``: one per task (or a future of it, replaced in the list once it lands)."""
         step = self._stepper()
-        eps: list[Episode] = []
-        for i, task in enumerate(tasks):
-            t0 = time.perf_counter()
-            dev = devices[i] if devices is not None else task.make_device()
-            ep = Episode(task, dev, groups[i] if groups is not None else i)
-            try:
-                ep.obs = dev.observe()
-                ep.snap = step.snapshot(dev)
-            except DeviceError as e:
-                self._invalidate(ep, e.reason)
-            tm["device"] += time.perf_counter() - t0
-            eps.append(ep)
+        if devices is None:
+            devices = [task.make_device() for task in tasks]
+        eps = [Episode(task, None if isinstance(devices[i], cf.Future) else devices[i],  # type: ignore[arg-type]
+                       groups[i] if groups is not None else i) for i, task in enumerate(tasks)]
+        flight = _Flight(self, on_step, step.wants_snapshots())
+        flight.lease(eps, devices)
         try:
-            self._loop(eps, step, on_step)
+            self._loop(eps, step, flight, deadline)
         except APIRequestError as e:
             # a rejected request (wrong key, bad request) ends the batch: hand the episodes that
             # did finish to the caller on the exception, so none of them is lost
             e.completed = [ep.traj for ep in eps if ep.done]  # type: ignore[attr-defined]
+            flight.abandon()
             raise
         return [ep.traj for ep in eps]
 
-    def _loop(self, eps: list[Episode], step: Stepper, on_step: Callable[[int], None] | None) -> None:
-        tm = self.timings
+    def _loop(self, eps: list[Episode], step: Stepper, flight: "_Flight", deadline: float | None) -> None:
         while True:
-            live = [ep for ep in eps if not ep.done]
-            if not live:
-                break
-            for ep in live:
-                ep.look()
-            ctxs = [PlannerContext(ep.task, ep.obs, list(ep.plans), ep.remaining, list(ep.memory.qa), ep.device,
-                                   ep.seen_texts()) for ep in live]
-            t0 = time.perf_counter()
-            try:
-                outs = self.planner.plan(ctxs)
-            except APIUnavailable:   # an API planner that stays unreachable: infrastructure, masked
-                for ep in live:
-                    self._invalidate(ep, "planner_unavailable")
-                continue
-            tm["planner"] += time.perf_counter() - t0
-            # each episode's step runs up to its device action; then all device actions run
-            # together (remote hosts and real devices in parallel); then each step is judged
-            acting: list[tuple[Episode, Generator, object]] = []
-            for ep, out in zip(live, outs):
-                gen = step.advance(ep, out)
-                action = self._guard(ep, lambda g=gen: next(g))
-                if action is not None:
-                    acting.append((ep, gen, action))
-                elif on_step is not None:
-                    on_step(1)
-            if acting:
-                t0 = time.perf_counter()
-                results = step_devices([ep.device for ep, _, _ in acting], [a for _, _, a in acting],
-                                       step.wants_snapshots())
-                tm["device"] += time.perf_counter() - t0
-                for (ep, gen, _), res in zip(acting, results):
-                    self._guard(ep, lambda g=gen, r=res: resume(g, r))
-                    if on_step is not None:
-                        on_step(1)
+            if not flight and all(ep.done for ep in eps):
+                return
+            if deadline is not None and time.monotonic() >= deadline:
+                self._cut(eps, flight)
+                return
+            if flight:
+                busy = flight.busy
+                idle = any(not ep.done and id(ep) not in busy for ep in eps)
+                # lockstep: wait for every device; pipelined: for the first answer when no
+                # episode is ready, else only take the answers already there, for one round's time
+                flight.collect(deadline, "all" if not self.cfg.pipeline else ("ready" if idle else "first"),
+                               self.cfg.round_s)
+                if deadline is not None and time.monotonic() >= deadline:
+                    continue
+            busy = flight.busy
+            ready = [ep for ep in eps if not ep.done and id(ep) not in busy]
+            if ready:
+                self._round(ready, step, flight)
+            elif not flight:
+                return
+
+    def _round(self, ready: list[Episode], step: Stepper, flight: "_Flight") -> None:
+        """Plan the ready episodes in one batch, run each step up to its device action, and
+        start those actions together."""
+        tm = self.timings
+        for ep in ready:
+            ep.look()
+        ctxs = [PlannerContext(ep.task, ep.obs, list(ep.plans), ep.remaining, list(ep.memory.qa), ep.device,
+                               ep.seen_texts()) for ep in ready]
+        t0 = time.perf_counter()
+        try:
+            outs = self.planner.plan(ctxs)
+        except APIUnavailable:   # an API planner that stays unreachable: infrastructure, masked
+            for ep in ready:
+                self._invalidate(ep, "planner_unavailable")
+            return
+        tm["planner"] += time.perf_counter() - t0
+        # each episode's step runs up to its device action; then the device actions start
+        # together (remote hosts and real devices in parallel); each step is judged when its
+        # device has answered
+        acting: list[tuple[Episode, Generator, object]] = []
+        for ep, out in zip(ready, outs):
+            gen = step.advance(ep, out)
+            action = self._guard(ep, lambda g=gen: next(g))
+            if action is not None:
+                acting.append((ep, gen, action))
+            elif flight.on_step is not None:
+                flight.on_step(1)
+        if acting:
+            flight.start([ep for ep, _, _ in acting], [g for _, g, _ in acting], [a for _, _, a in acting])
+
+    def _cut(self, eps: list[Episode], flight: "_Flight") -> None:
+        """The deadline: abandon the device calls in flight and mask every episode still
+        running as a ``timeout`` straggler."""
+        flight.abandon()
+        n = 0
+        for ep in eps:
+            if not ep.done:
+                self._invalidate(ep, "timeout")
+                ep.traj.info["straggler"] = True
+                n += 1
+        self.last_run.update(stragglers=n, deadline_hit=True)
 
     def _guard(self, ep: Episode, stage: Callable[[], object]) -> object | None:
         """Run one stage of an episode's step; infrastructure failures mask the episode."""
@@ -177,3 +234,122 @@ class EpisodeRunner:
         for s in tr.steps:
             s.reward = 0.0
         ep.done = True
+
+
+_LEASE = object()
+"""Marks a lease in flight (where a step's generator would be)."""
+
+
+class _Flight:
+    """The device calls of one run that have not answered yet: future -> (episode, its step
+    generator, None for the first look, or _LEASE). Futures report to a queue as they finish."""
+
+    def __init__(self, runner: EpisodeRunner, on_step: Callable[[int], None] | None, want_snapshot: bool):
+        self.runner, self.on_step, self.want_snapshot = runner, on_step, want_snapshot
+        self.waiting: dict[cf.Future, tuple[Episode, Any, int]] = {}   # ... and the order it started in
+        self.busy: set[int] = set()         # id() of the episodes waiting
+        self.done: queue.SimpleQueue[cf.Future] = queue.SimpleQueue()
+        self.devices: list[Any] = []
+        self.index: dict[int, int] = {}
+        self._n = 0
+
+    def __bool__(self) -> bool:
+        return bool(self.waiting)
+
+    def _wait(self, fut: cf.Future, ep: Episode, what: Any) -> None:
+        self._n += 1
+        self.waiting[fut] = (ep, what, self._n)
+        self.busy.add(id(ep))
+        fut.add_done_callback(self.done.put)
+
+    def lease(self, eps: list[Episode], devices: list[Any]) -> None:
+        """Take the episodes' devices (``devices[i]`` is replaced once its lease lands) and
+        give each its first look; the leases still running land later."""
+        self.devices, self.index = devices, {id(ep): i for i, ep in enumerate(eps)}
+        ready = []
+        for ep, dev in zip(eps, devices):
+            if isinstance(dev, cf.Future):
+                self._wait(dev, ep, _LEASE)
+            else:
+                ready.append(ep)
+        self.start(ready, [None] * len(ready), [None] * len(ready))
+
+    def start(self, eps: list[Episode], gens: list[Any], actions: list[Any]) -> None:
+        """Start the device calls; devices that answer at once (in-process) land now, in order."""
+        tm = self.runner.timings
+        t0 = time.perf_counter()
+        started = start_steps([ep.device for ep in eps], actions, self.want_snapshot)
+        tm["device"] += time.perf_counter() - t0
+        for ep, gen, res in zip(eps, gens, started):
+            if isinstance(res, cf.Future):
+                self._wait(res, ep, gen)
+            else:
+                self.landed(ep, gen, res)
+
+    def landed(self, ep: Episode, what: Any, res: Any) -> None:
+        """A device answered: a lease gives the episode its device (then its first look), the
+        first look fills its screen, a step is resumed (judged) with the result."""
+        run = self.runner
+        if what is _LEASE:
+            ep.device = self.devices[self.index[id(ep)]] = res
+            self.start([ep], [None], [None])
+        elif what is None:
+            if isinstance(res, DeviceError):
+                run._invalidate(ep, res.reason)
+            elif isinstance(res, BaseException):
+                raise res
+            else:
+                ep.obs, ep.snap = res
+        else:
+            run._guard(ep, lambda: resume(what, res))
+            if self.on_step is not None:
+                self.on_step(1)
+
+    def collect(self, deadline: float | None, how: str, budget_s: float | None = None) -> None:
+        """Land the answers: ``ready`` those already there, ``first`` at least one (waiting
+        for it), ``all`` every call in flight (in the order they started); never past
+        ``deadline``. ``budget_s`` (ready, first) stops landing once that much learner time
+        went into it, so the next actions start while the other answers wait their turn."""
+        tm = self.runner.timings
+        t0 = time.perf_counter()
+        got: list[cf.Future] = []
+        try:
+            if how != "ready":
+                got.append(self.done.get(timeout=_left(deadline)))
+            while how == "all" and len(got) < len(self.waiting):
+                got.append(self.done.get(timeout=_left(deadline)))
+        except queue.Empty:     # the deadline came
+            pass
+        tm["device"] += time.perf_counter() - t0
+        if how == "all":
+            got.sort(key=lambda f: self.waiting[f][2])
+            for f in got:
+                self._land(f)
+            return
+        end = time.perf_counter() + (budget_s if budget_s is not None else float("inf"))
+        for f in got:
+            self._land(f)
+        while time.perf_counter() < end:
+            try:
+                self._land(self.done.get_nowait())
+            except queue.Empty:
+                return
+
+    def _land(self, f: cf.Future) -> None:
+        ep, what, _ = self.waiting.pop(f)
+        self.busy.discard(id(ep))
+        self.landed(ep, what, lease_outcome(f) if what is _LEASE else step_outcome(f))
+
+    def abandon(self) -> None:
+        """Cancel every call still in flight (and lease: the farm takes the device back) and
+        close the steps waiting on them."""
+        for f, (_, what, _) in self.waiting.items():
+            f.cancel()
+            if what is not None and what is not _LEASE:
+                what.close()
+        self.waiting.clear()
+        self.busy.clear()
+
+
+def _left(deadline: float | None) -> float | None:
+    return None if deadline is None else max(0.0, deadline - time.monotonic())
