@@ -124,19 +124,20 @@ def test_every_leased_device_waits_at_once_without_a_thread_each():
     be = LatencyBackend(CounterBackend(), act_s=act_s, reset_s=act_s)
     threads0 = threading.active_count()
     with DevicePool(be, PoolConfig(size=n, call_timeout_s=5.0)) as pool:
-        t0 = time.monotonic()
         devs = pool.lease_batch(["t"] * n)
-        lease_s = time.monotonic() - t0
         threads = threading.active_count() - threads0
+        lease_peak = pool.stats()["calls_in_flight_peak"]
         t0 = time.monotonic()
         res = step_devices(devs, [Action.home()] * n, want_snapshot=True)
         step_s = time.monotonic() - t0
         pool.release_batch(devs)
         st = pool.stats()
     assert [r[1] for r in res] == [1] * n and all(r[0].nodes[0].label == "s1" for r in res)
-    # 300 calls of 0.3 s: one after another 90 s, 64 at a time 1.5 s; all at once 0.3 s
-    assert lease_s < 3 * act_s and step_s < 3 * act_s
-    assert st["calls_in_flight_peak"] == n and st["devices"] == n and st["leased"] == 0
+    # every reset, then every action, was in flight at the same time (a pool that ran them
+    # 64 at a time would peak at 64); the wall clock only rules out one after another (90 s)
+    assert lease_peak == n and st["calls_in_flight_peak"] == n
+    assert step_s < n * act_s / 10
+    assert st["devices"] == n and st["leased"] == 0
     assert threads <= 8          # the pool's loop (and a few creation workers), not a thread per device
 
 
@@ -172,6 +173,8 @@ def test_pipelined_runner_lets_a_slow_call_delay_only_its_own_episode():
     Lockstep waits 0.5 s in four different rounds; the pipelined runner overlaps them."""
     tasks = [TASKS[i] for i in (2, 3, 5, 8)]    # they act from their first step on
 
+    spans: dict[bool, list[tuple[float, float]]] = {True: [], False: []}
+
     class OneSlowCall(AsyncLatencyDevice):
         acts = 0
 
@@ -179,7 +182,11 @@ def test_pipelined_runner_lets_a_slow_call_delay_only_its_own_episode():
             if call != "act":
                 return 0.0
             self.acts += 1
-            return 0.5 if self.acts == self.slot + 1 else 0.02
+            if self.acts != self.slot + 1:
+                return 0.02
+            t = time.monotonic()
+            spans[pipeline].append((t, t + 0.5))    # when the slow call waits
+            return 0.5
 
     class Backend(LatencyBackend):
         def create(self, slot):
@@ -199,7 +206,12 @@ def test_pipelined_runner_lets_a_slow_call_delay_only_its_own_episode():
     assert min(steps) >= 4 and all(t.steps[i].kind == "device" for t in trajs for i in range(4))
     assert got[True] == got[False]
     assert times[False] > 4 * 0.5                # four rounds waited for a slow device
-    assert times[True] < times[False] - 0.8      # pipelined: the four slow calls overlapped
+    for pipeline, overlap in ((True, True), (False, False)):
+        starts, ends = zip(*sorted(spans[pipeline]))
+        assert len(starts) == 4
+        # pipelined: the four slow calls waited together; lockstep: one after another
+        assert (max(starts) < min(ends)) is overlap
+        assert all(b >= a for a, b in zip(ends[:-1], starts[1:])) is not overlap
 
 
 # ------------------------------------------------------------------ deadline
@@ -223,7 +235,7 @@ def test_deadline_masks_stragglers_as_timeout_and_returns_the_devices(in_process
         again = pool.lease_batch(tasks)
         assert len({getattr(d, "slot", None) for d in again} - {None}) == len(tasks)
         pool.release_batch(again)
-    assert wall < deadline + 0.5
+    assert wall < lat.tail_s     # the deadline cut the 5 s calls instead of waiting for them
     cut = [i for i, t in enumerate(trajs) if t.info.get("straggler")]
     assert cut and len(cut) < len(tasks)
     assert r.last_run == {"stragglers": len(cut), "deadline_hit": True}
@@ -259,7 +271,7 @@ def test_update_finishes_by_its_deadline_and_reports_stragglers(tmp_path):
     update_s = time.monotonic() - t0
     pool.close()
     m = st.metrics
-    assert m["time"]["rollout"] < cfg.rollout_deadline_s + 0.5 and update_s < 10
+    assert m["time"]["rollout"] < lat.tail_s and update_s < 30     # cut by the deadline, not waiting 5 s
     assert m["stragglers"] >= 1 and m["masked_reasons"] == {"timeout": m["stragglers"]}
     assert m["masked"] == m["stragglers"] < 8
     assert m["samples"] > 0        # the update learned from the episodes that finished

@@ -183,7 +183,7 @@ def test_latency_wrapped_hosts_give_the_in_process_outcomes_and_cut_stragglers(l
         trajs = r.run(tasks, devices=f)
         wall = time.monotonic() - t0
         cut = [i for i, t in enumerate(trajs) if t.info.get("straggler")]
-        assert wall < 3.0 + 1.0 and cut and len(cut) == r.last_run["stragglers"] < 8
+        assert wall < slow.tail_s - 1.0 and cut and len(cut) == r.last_run["stragglers"] < 8
         assert all(trajs[i].invalid_reason == "timeout" for i in cut)
         assert all(outcome(t) == in_process[i] for i, t in enumerate(trajs) if i not in cut)
         t0 = time.monotonic()
