@@ -39,7 +39,7 @@ from navrl.tasks.suites import suite_tasks
 
 def runner(batch: int = 0) -> EpisodeRunner:
     j = OracleJudge()
-    j.worlds.size = max(j.worlds.size, batch)    # one scratch world per task of the batch
+    j.worlds.cache.size = max(j.worlds.cache.size, batch)    # one scratch world per task of the batch
     return EpisodeRunner(ExpertPlanner(), AccessibilityGrounder(), j, j, j)
 
 
@@ -77,7 +77,8 @@ def main() -> None:
     ap.add_argument("--ray-devices", default="", help="--latency: devices of the Ray runs (default --devices); "
                     "N@H runs N devices on H hosts only, e.g. 64,512,4096@8")
     ap.add_argument("--per-host", type=int, default=64, help="--latency: devices per host of the scaling series")
-    ap.add_argument("--act-s", type=float, default=0.5, help="--latency: seconds per action on one learner")
+    ap.add_argument("--act-s", type=float, default=0.5, help="--latency: seconds per action on one learner "
+                    "(0: no in-process runs)")
     ap.add_argument("--ray-act-s", type=float, default=2.0, help="--latency: seconds per action on Ray hosts")
     ap.add_argument("--farm-steps", type=int, default=5, help="--latency: synchronous steps of the devices-only "
                     "runs (every --devices x --hosts; 0: skip)")
@@ -166,13 +167,13 @@ class Row:
         return f"{self.hosts} Ray host{'s' if self.hosts > 1 else ''}" if self.hosts else "1 learner"
 
     def line(self) -> str:
-        rate = f"{self.eps:6.1f} ep/s" if self.kind == "learner" else f"{self.n * self.steps / self.wall:6.0f} act/s"
+        rate = f"{self.eps:6.1f} ep/s" if self.kind != "devices" else f"{self.n * self.steps / self.wall:6.0f} act/s"
         return (f"{self.kind:8s} {self.where():13s} {self.n:5d} dev  {self.act_s:4.1f} s/act  wall {self.wall:6.1f} s  "
                 f"bound {self.bound:5.1f} s  ratio {self.ratio:5.2f}  {rate}  learner CPU {self.cpu / self.wall:4.2f} "
                 f"cores")
 
 
-def learner_run(tasks: list, farm, hosts: int, act_s: float, want: list) -> Row:
+def learner_run(tasks: list, farm, hosts: int, act_s: float, want: list, kind: str = "learner") -> Row:
     """Warm the farm (worlds built, snapshots cached), then one timed batch, leases included;
     the bound: the longest episode's actions x the action latency."""
     farm.release_batch(farm.lease_batch(tasks))
@@ -180,8 +181,8 @@ def learner_run(tasks: list, farm, hosts: int, act_s: float, want: list) -> Row:
     c0, t0 = time.process_time(), time.perf_counter()
     trajs = r.run(tasks, devices=farm)
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
-    assert [outcome(t) for t in trajs] == want[:len(tasks)], "outcomes differ from the in-process run"
-    row = Row("learner", len(tasks), hosts, act_s, wall, max(device_steps(t) for t in trajs) * act_s, cpu,
+    assert [outcome(t) for t in trajs] == want, "outcomes differ from the in-process run"
+    row = Row(kind, len(tasks), hosts, act_s, wall, max(device_steps(t) for t in trajs) * act_s, cpu,
               sum(t.length for t in trajs))
     print(row.line(), f"({1000 * cpu / row.steps:.1f} ms CPU/step)", flush=True)
     return row
@@ -207,10 +208,10 @@ def devices_run(tasks: list, farm, hosts: int, act_s: float, steps: int) -> Row:
 def at_latency(args) -> None:
     from navrl.device.latency import LatencyBackend, LatencyConfig
 
-    sizes = [int(x) for x in args.devices.split(",") if x]
+    sizes = [int(x) for x in args.devices.split(",") if x]     # empty: no in-process runs
     hosts = [int(x) for x in args.hosts.split(",") if x and int(x) > 0]
     ray_runs = []     # (devices, hosts) with the learner's workload
-    for spec in (args.ray_devices or args.devices).split(","):
+    for spec in filter(None, (args.ray_devices or args.devices).split(",")):
         n, _, h = spec.partition("@")
         ray_runs += [(int(n), int(h))] if h else [(int(n), k) for k in hosts]
     scaling = [(args.per_host * h, h) for h in hosts] if args.per_host else []
@@ -220,12 +221,14 @@ def at_latency(args) -> None:
           f"judges on up to {biggest} train tasks")
     tasks = suite_tasks("train", biggest, seed=7)
 
-    # the in-process reference (no latency): outcomes, and the learner's CPU per step
-    pool = DevicePool(PhoneWorldBackend(), PoolConfig(size=biggest))
-    pool.release_batch(pool.lease_batch(tasks))
-    r = runner(biggest)
+    # the in-process reference (no latency) of the tasks the learner runs use: outcomes, and
+    # the learner's CPU per step
+    n_ref = max((sizes if args.act_s > 0 else []) + [n for n, _ in ray_runs + scaling], default=1)
+    pool = DevicePool(PhoneWorldBackend(), PoolConfig(size=n_ref))
+    pool.release_batch(pool.lease_batch(tasks[:n_ref]))
+    r = runner(n_ref)
     t0 = time.perf_counter()
-    ref = r.run(tasks, devices=pool)
+    ref = r.run(tasks[:n_ref], devices=pool)
     dt = time.perf_counter() - t0
     pool.close()
     want = [outcome(t) for t in ref]
@@ -242,12 +245,13 @@ def at_latency(args) -> None:
 
     rows: list[Row] = []
     backend = LatencyBackend(PhoneWorldBackend(), LatencyConfig(act_s=args.act_s))
-    print(f"\n-- one learner, in-process latency pool, {args.act_s:g} s per action")
-    for n in sizes:
+    if args.act_s > 0:
+        print(f"\n-- one learner, in-process latency pool, {args.act_s:g} s per action")
+    for n in sizes if args.act_s > 0 else []:
         pool = DevicePool(backend, PoolConfig(size=n))
         if args.farm_steps:
             rows.append(devices_run(tasks[:n], pool, 0, args.act_s, args.farm_steps))
-        rows.append(learner_run(tasks[:n], pool, 0, args.act_s, want))
+        rows.append(learner_run(tasks[:n], pool, 0, args.act_s, want[:n]))
         pool.close()
 
     if ray_runs or scaling or farm_only:
@@ -269,28 +273,36 @@ def at_latency(args) -> None:
             for n in runs:
                 if (n, h) in farm_only:
                     rows.append(devices_run(tasks[:n], farm, h, args.ray_act_s, args.farm_steps))
-                if (n, h) in ray_runs or (n, h) in scaling:
-                    rows.append(learner_run(tasks[:n], farm, h, args.ray_act_s, want))
+                if (n, h) in ray_runs:
+                    rows.append(learner_run(tasks[:n], farm, h, args.ray_act_s, want[:n]))
+                if (n, h) in scaling:   # every host the same work: the first per-host tasks, h rollouts each
+                    k = args.per_host
+                    rows.append(learner_run(tasks[:k] * h, farm, h, args.ray_act_s, want[:k] * h, "scaling"))
             farm.close()
         ray.shutdown()
 
     print("\n| run | devices | where | s/action | wall s | bound s | ratio | episodes/s | learner CPU (cores) |")
     print("|---|---:|---|---:|---:|---:|---:|---:|---:|")
     for w in rows:
-        eps = f"{w.eps:.1f}" if w.kind == "learner" else "-"
+        eps = f"{w.eps:.1f}" if w.kind != "devices" else "-"
         print(f"| {w.kind} | {w.n} | {w.where()} | {w.act_s:g} | {w.wall:.1f} | {w.bound:.1f} | {w.ratio:.2f} | "
               f"{eps} | {w.cpu / w.wall:.2f} |")
-    ray_ms = [1000 * w.cpu / w.steps for w in rows if w.kind == "learner" and w.hosts]
+    big_ray = max((w for w in rows if w.kind == "learner" and w.hosts), key=lambda w: w.steps, default=None)
+    ray_ms = 1000 * big_ray.cpu / big_ray.steps if big_ray is not None else learner_ms
     for act_s, label, ms in ((args.act_s, "devices in the learner", learner_ms + per["device"]),
-                             (args.ray_act_s, "devices on Ray hosts", max(ray_ms) if ray_ms else learner_ms)):
+                             (args.ray_act_s, f"devices on Ray hosts, measured with {big_ray.n if big_ray else 0}",
+                              ray_ms)):
+        if act_s <= 0:
+            continue
         at_once = act_s / (ms / 1000)
         print(f"devices per learner core at {act_s:g} s/action ({label}: {ms:.2f} ms of learner CPU per step): "
               f"{at_once:.0f} devices stepping at once, i.e. a batch of {at_once * max(lens) / mean_len:.0f} "
               f"episodes of this mix ({mean_len:.1f} of at most {max(lens)} actions each); beyond, CPU-bound")
-    series = [next((w for w in rows if w.kind == "learner" and w.hosts == h and w.n == n), None) for n, h in scaling]
+    series = [next((w for w in rows if w.kind == "scaling" and w.hosts == h), None) for _, h in scaling]
     if series and series[0] is not None:
         base = series[0].eps
-        print(f"scaling at {args.ray_act_s:g} s/action, {args.per_host} devices per host:")
+        print(f"scaling at {args.ray_act_s:g} s/action, {args.per_host} devices per host (the first "
+              f"{args.per_host} tasks, one rollout per host):")
         for w in series:
             if w is not None:
                 print(f"  {w.hosts} hosts: {w.eps:6.1f} episodes/s = {w.eps / (base * w.hosts):.2f} x linear")

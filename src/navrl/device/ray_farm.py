@@ -442,15 +442,17 @@ class _HostClient:
         self.handle.start.remote(inc, kind, [(it.token, *it.payload) for it in items], want_snapshot,
                                  self.cfg.screenshots == "eager")
         self.farm._expiry.at(time.monotonic() + timeout, lambda: self._expire(items))
-        self.farm._wake.set()
+        self.poll()
 
-    def poll_due(self) -> str | None:
-        """The incarnation to poll now (items wait and no poll is in flight), else None."""
+    def poll(self) -> None:
+        """Send a ``poll`` if items wait and none is in flight; its answer goes to the farm's
+        poller thread (which hands the replies over and polls again while items wait)."""
         with self._lock:
             if self.polling is not None or not self.waiting:
-                return None
-            self.polling = next(iter(self.waiting.values())).incarnation
-            return self.polling
+                return
+            inc = self.polling = next(iter(self.waiting.values())).incarnation
+        ref = self.handle.poll.options(concurrency_group="poll").remote(inc, 5.0, self.cfg.poll_linger_s)
+        ref.future().add_done_callback(lambda _f: self.farm._answers.put((self, ref, inc)))
 
     def polled(self, ref: Any, inc: str) -> None:
         """Hand the replies of one poll to their items (the poller thread calls this)."""
@@ -676,7 +678,7 @@ class RayFarm:
         self._expiry = Expiry("navrl-farm-expiry")
         self._tokens = itertools.count(1)
         self._mirrors: OrderedDict[Any, list] = OrderedDict()
-        self._wake = threading.Event()
+        self._answers: queue.SimpleQueue = queue.SimpleQueue()    # (client, poll ref, incarnation) answered
         self._poller = threading.Thread(target=self._poll_loop, name="navrl-farm-poller", daemon=True)
         self._poller.start()
         for c in self.clients:
@@ -743,28 +745,18 @@ class RayFarm:
         return futs
 
     def _poll_loop(self) -> None:
-        """The poller thread: keeps one ``poll`` in flight per host that has items waiting and
-        hands the replies over as they come."""
-        ray = _ray()
-        polls: dict[Any, tuple[_HostClient, str]] = {}
-        while not self._closed:
-            for c in self.clients:
-                inc = c.poll_due()
-                if inc is not None:
-                    poll = c.handle.poll.options(concurrency_group="poll")
-                    polls[poll.remote(inc, 1.0, self.cfg.poll_linger_s)] = (c, inc)
-            if not polls:
-                self._wake.wait(0.5)
-                self._wake.clear()
-                continue
-            try:
-                ready, _ = ray.wait(list(polls), num_returns=1, timeout=0.01)
-            except Exception as e:  # noqa: BLE001 - Ray shutting down
-                log.debug("poll wait failed: %s", e)
+        """The poller thread: hands each poll's replies to their items and polls that host
+        again while items wait (it sleeps on a queue in between: no busy waiting)."""
+        while True:
+            got = self._answers.get()
+            if got is None:
                 return
-            for ref in ready:
-                c, inc = polls.pop(ref)
-                c.polled(ref, inc)
+            client, ref, inc = got
+            try:
+                client.polled(ref, inc)
+                client.poll()
+            except Exception as e:  # noqa: BLE001 - Ray shutting down; the items expire
+                log.debug("poll of host %d failed: %s", client.index, e)
 
     def __call__(self, tasks: Sequence[Any] | None = None) -> "RayFarm":
         """A farm is its own device factory: ``factory(batch_tasks)`` is the source the
@@ -821,7 +813,7 @@ class RayFarm:
         if self._closed:
             return
         self._closed = True
-        self._wake.set()
+        self._answers.put(None)
         self._expiry.close()
         ray = _ray()
         for c in self.clients:

@@ -129,8 +129,9 @@ class EpisodeRunner:
             # a rejected request (wrong key, bad request) ends the batch: hand the episodes that
             # did finish to the caller on the exception, so none of them is lost
             e.completed = [ep.traj for ep in eps if ep.done]  # type: ignore[attr-defined]
-            flight.abandon()
             raise
+        finally:   # on any error, nothing stays in flight (pending leases go back to the farm)
+            flight.abandon()
         return [ep.traj for ep in eps]
 
     def _loop(self, eps: list[Episode], step: Stepper, flight: "_Flight", deadline: float | None) -> None:
