@@ -82,6 +82,24 @@ def test_goal_is_the_pages_utterance_and_the_page_timer_is_off(host):
         d.close()
 
 
+def test_a_pool_episode_reads_its_goal_off_its_own_page(pool):
+    """The task's goal comes from the episode's first observation: no second start of the same
+    instance on a tab of the goal resolver's own."""
+    from navrl.tasks import web
+    tasks = [miniwob_task("enter-password", seed) for seed in range(900, 900 + POOL)]
+    tabs = dict(web._resolver.devices)
+    trajs = runner().run(tasks, devices=pool)
+    assert all(t.valid and t.success for t in trajs)
+    assert web._resolver.devices == tabs and not any(k[1] >= 900 for k in web._resolver.cache)
+    # and it is the page's utterance, the one the resolver's own tab reads
+    web._resolver.cache.clear()
+    from navrl.device.browser.device import STATED_GOALS
+    for t in tasks:
+        g = STATED_GOALS.get((t.app.start_url, t.seed))
+        STATED_GOALS._d.pop((t.app.start_url, t.seed))
+        assert g and g == web.resolve_goal(t)
+
+
 def test_task_area_fills_the_phone_width(host):
     from navrl.device.browser import BrowserDevice
     for phone in ("iphone", "pixel"):

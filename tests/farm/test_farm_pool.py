@@ -336,3 +336,49 @@ def test_restore_has_its_own_longer_deadline():
         with pytest.raises(DeviceTimeout):    # a 0.4 s observation misses the 0.2 s call deadline
             d.observe()
         assert pool.stats()["per_device"][0]["timeouts"] == 1
+
+
+# ------------------------------------------------------------------ affinity
+class AppBackend(FakeBackend):
+    """Tasks are app names; a device restored to the app it already runs resets in place."""
+
+    def task_snapshot(self, task) -> object:
+        return ord(task)
+
+    def task_key(self, task):
+        return task
+
+    def affinity_key(self, snapshot):
+        return snapshot
+
+
+def test_a_lease_gets_an_idle_device_that_last_ran_its_app():
+    with DevicePool(AppBackend(lambda slot: FakeDevice()), PoolConfig(size=8, call_timeout_s=2.0)) as pool:
+        first = pool.lease_batch(["a", "b", "c", "d"])          # four new devices, one per app
+        home = {t: d.slot for t, d in zip("abcd", first)}
+        pool.release_batch(first)
+        again = pool.lease_batch(["d", "c", "b", "a"])
+        assert [d.slot for d in again] == [home[t] for t in "dcba"]
+        pool.release_batch(again)
+        # a second lease of an app in one batch gets a new device, not one that keeps another app warm
+        twice = pool.lease_batch(["b", "b", "a"])
+        assert [d.slot for d in twice] == [home["b"], 4, home["a"]]
+        pool.release_batch(twice)
+        assert pool.stats()["devices"] == 5
+    # a full pool hands over a device whose app another idle device also runs before a lone one
+    with DevicePool(AppBackend(lambda slot: FakeDevice()), PoolConfig(size=3, call_timeout_s=2.0)) as pool:
+        ds = pool.lease_batch(["a", "a", "b"])
+        ran = {d.slot: t for d, t in zip(ds, "aab")}
+        pool.release_batch(ds)
+        (e,) = pool.lease_batch(["e"])
+        assert ran[e.slot] == "a"            # "b" stays warm on its only device
+        pool.release_batch([e])
+        (b,) = pool.lease_batch(["b"])
+        assert ran[b.slot] == "b"
+
+
+def test_without_affinity_an_idle_device_is_reused_before_a_new_one():
+    with DevicePool(FakeBackend(lambda slot: FakeDevice()), PoolConfig(size=8, call_timeout_s=2.0)) as pool:
+        for _ in range(3):
+            pool.release_batch(pool.lease_batch(["t", "t"]))
+        assert pool.stats()["devices"] == 2

@@ -77,6 +77,13 @@ class DeviceBackend(abc.ABC):
         """Cache key of :meth:`task_snapshot` (tasks with equal keys share a snapshot)."""
         return getattr(task, "id", task)
 
+    def affinity_key(self, snapshot: object) -> Hashable | None:
+        """Devices restored from snapshots with equal (non-None) keys restore each other's
+        cheaply (a browser page resets its app in place instead of loading another): the pool
+        gives a lease an idle device of the same key when it has one. Default None: every
+        device is as good as any other."""
+        return None
+
     def world_key(self, task: Any) -> Hashable:
         """Key of the local mirror a farm keeps for privileged reads of a remote device (the
         scripted expert reading the phone world): tasks with equal keys can share one mirror,

@@ -148,7 +148,7 @@ class DeviceStats:
 
 
 class _Slot:
-    __slots__ = ("index", "device", "stats", "executor", "busy_since", "lease_id")
+    __slots__ = ("index", "device", "stats", "executor", "busy_since", "lease_id", "affinity")
 
     def __init__(self, index: int, device: Device, backend: str):
         self.index, self.device = index, device
@@ -156,6 +156,7 @@ class _Slot:
         self.executor: ThreadPoolExecutor | None = None
         self.busy_since: float | None = None
         self.lease_id = 0
+        self.affinity: Hashable | None = None    # the backend's affinity_key of its last restore
 
 
 # ---------------------------------------------------------------------------------- leased device
@@ -622,12 +623,15 @@ class DevicePool:
     async def _alease(self, task: Any, snap: object) -> PooledDevice:
         last: DeviceError | None = None
         tried: set[int] = set()
+        want = self.backend.affinity_key(snap)
         for _ in range(self.cfg.lease_attempts):
-            slot = await self._aacquire(avoid=tried)
+            slot = await self._aacquire(avoid=tried, want=want)
             tried.add(slot.index)
             t0 = time.monotonic()
             try:
+                slot.affinity = None
                 await self._acall(slot, "restore", (snap,))
+                slot.affinity = want
                 h = await self._acall(slot, "health", ())
                 if not h.ok:
                     raise DeviceError("unhealthy", h.detail or "health probe failed")
@@ -671,29 +675,47 @@ class DevicePool:
                 self._snapshots.popitem(last=False)
         return snap
 
-    def _try_acquire(self, avoid: set[int]) -> "_Slot | int | None":
+    def _try_acquire(self, avoid: set[int], want: Hashable | None = None) -> "_Slot | int | None":
         """Under the lock: an idle slot (preferring ones not in ``avoid``, i.e. not yet tried
-        for this lease), else the index of a new one while below ``size``, else None."""
+        for this lease), else the index of a new one while below ``size``, else None.
+
+        With an affinity ``want`` (see :meth:`DeviceBackend.affinity_key`): first an idle slot
+        whose last restore had that key, then a new slot while below ``size`` (a fresh device
+        costs what switching an idle one would, and keeps the idle ones for their own key),
+        then an idle slot whose key no other idle slot shares, then any."""
         if self._closed:
             raise PoolClosed()
-        for s in self._idle:
-            if s.index not in avoid:
-                self._idle.remove(s)
-                return s
+        if want is not None:
+            for s in self._idle:
+                if s.index not in avoid and s.affinity == want:
+                    self._idle.remove(s)
+                    return s
+        else:
+            for s in self._idle:
+                if s.index not in avoid:
+                    self._idle.remove(s)
+                    return s
         if len(self._slots) + self._creating < self.cfg.size:
             self._creating += 1
             self._next_index += 1
             return self._next_index - 1
+        if want is not None:
+            free = [s for s in self._idle if s.index not in avoid] or list(self._idle)
+            if free:
+                keys = collections.Counter(s.affinity for s in free)
+                s = min(free, key=lambda s: (s.affinity is not None and keys[s.affinity] == 1))
+                self._idle.remove(s)
+                return s
         if self._idle:
             return self._idle.popleft()
         return None
 
-    async def _aacquire(self, avoid: set[int]) -> _Slot:
+    async def _aacquire(self, avoid: set[int], want: Hashable | None = None) -> _Slot:
         """A slot for a lease; waits (up to ``lease_timeout_s``) for a release when all are busy."""
         deadline = time.monotonic() + self.cfg.lease_timeout_s
         while True:
             with self._lock:
-                got = self._try_acquire(avoid)
+                got = self._try_acquire(avoid, want)
                 left = deadline - time.monotonic()
                 if got is None and left > 0 and self.backend.in_process:
                     self._lock.wait(left)     # a release notifies

@@ -70,6 +70,7 @@ class PhoneWorldEnv(gym.Env):
         self.episode = ep = Episode(self.task, self.task.make_device(), 0)
         self.device, self.memory, self.history = ep.device, ep.memory, ep.history
         ep.obs = self.device.observe()
+        ep.record_task()
         ep.snap = self.stepper.snapshot(self.device)
         return self._obs(), {"task_id": self.task.id, "goal": self.task.goal}
 

@@ -94,7 +94,8 @@ class MiniWoBConfig:
     def train_config(self) -> TrainConfig:
         base = get_preset(self.preset, seed=self.seed).train
         try:
-            cfg = replace(base, num_updates=self.updates, eval_every=0, sft_coef=0.0, task_pool=0, **self.train)
+            cfg = replace(base, **{"num_updates": self.updates, "eval_every": 0, "sft_coef": 0.0, "task_pool": 0,
+                                   **self.train})
         except TypeError as e:
             raise ConfigError(f"train: {e}") from None
         return cfg.validate()
@@ -119,10 +120,10 @@ def run_miniwob(cfg: MiniWoBConfig, out: str | Path, command: str = "", log=prin
         # BC: the scripted solutions' successful episodes, fresh instances of their own
         scripted = [t for t in cfg.tasks if t in MINIWOB_SCRIPTS]
         bc = build_policy(preset, cfg.seed)
+        demos: list = []
         if scripted:
             demo_tasks = miniwob_tasks(len(scripted) * cfg.bc_episodes_per_task, seed=cfg.seed + 1, names=scripted)
             log(f"BC: {len(demo_tasks)} scripted episodes of {len(scripted)} tasks")
-            demos = []
             for i in range(0, len(demo_tasks), cfg.pages):
                 demos += collect_demonstrations(bc, 0, TemplateTeacher(compact=True), tasks=demo_tasks[i:i + cfg.pages],
                                                 expert=ScriptedWebPlanner(), judges=judges, devices=farm)
@@ -147,8 +148,10 @@ def run_miniwob(cfg: MiniWoBConfig, out: str | Path, command: str = "", log=prin
         def rl(method: str, policy) -> None:
             log(f"{LABELS[method]}: {cfg.updates} updates of {tcfg.tasks_per_update} tasks x "
                 f"{tcfg.rollouts_per_task} rollouts ({tcfg.estimator})")
-            tr = Trainer(policy, replace(tcfg, seed=cfg.seed), out / method, tasks=MiniWoBTasks(cfg.tasks),
-                         judges=judges, devices=farm)
+            # PPO-ptx (``train.sft_coef`` > 0) keeps fitting the BC demonstrations: BC + RL only
+            ptx = tcfg.sft_coef if method == "bc_rl" and demos else 0.0
+            tr = Trainer(policy, replace(tcfg, seed=cfg.seed, sft_coef=ptx), out / method,
+                         tasks=MiniWoBTasks(cfg.tasks), judges=judges, devices=farm, sft_demos=demos if ptx else None)
             steps, t_rl = 0, time.perf_counter()
             while tr.update < cfg.updates:
                 st = tr.train_step()

@@ -10,7 +10,7 @@ from navrl.judge.base import PastStep
 from navrl.observation import Observation
 from navrl.planning import Memory
 from navrl.rollout.records import Trajectory
-from navrl.tasks.spec import TaskSpec
+from navrl.tasks.spec import TaskError, TaskSpec
 
 
 class Episode:
@@ -18,7 +18,9 @@ class Episode:
 
     def __init__(self, task: TaskSpec, device: Device, group: int):
         self.task, self.device = task, device
-        self.traj = Trajectory(task=task.to_dict(), group=group)
+        # the full record once the device shows the task (:meth:`record_task`): a page may state
+        # its goal, which its own device then reads at the start, not a second page before it
+        self.traj = Trajectory(task={"id": task.id}, group=group)
         self.memory = Memory()
         self.history: list[PastStep] = []
         self.plans: list[tuple[str, str]] = []
@@ -30,6 +32,16 @@ class Episode:
         self.done = False
         self.obs: Observation | None = None
         self.snap: object | None = None
+
+    def record_task(self) -> None:
+        """Fill the trajectory's task record (once). A goal that cannot be read because the
+        device failed first is left out: the episode is masked anyway."""
+        if len(self.traj.task) > 1:
+            return
+        try:
+            self.traj.task = self.task.to_dict()
+        except TaskError as e:
+            self.traj.task = {"id": self.task.id, "goal_error": str(e)}
 
     def look(self) -> None:
         """Note the current screen as the last one seen in its app."""

@@ -132,6 +132,8 @@ class EpisodeRunner:
             raise
         finally:   # on any error, nothing stays in flight (pending leases go back to the farm)
             flight.abandon()
+            for ep in eps:
+                ep.record_task()
         return [ep.traj for ep in eps]
 
     def _loop(self, eps: list[Episode], step: Stepper, flight: "_Flight", deadline: float | None) -> None:
@@ -301,6 +303,7 @@ class _Flight:
                 raise res
             else:
                 ep.obs, ep.snap = res
+                ep.record_task()
         else:
             run._guard(ep, lambda: resume(what, res))
             if self.on_step is not None:

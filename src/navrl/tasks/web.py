@@ -189,11 +189,16 @@ def miniwob_task(name: str, seed: int, phone: str = "iphone", suite: str = "mini
 def miniwob_tasks(n: int | None = None, seed: int = 0, names: list[str] | None = None,
                   phone: str = "iphone") -> list[WebTaskSpec]:
     """The first ``n`` instances of the ``miniwob`` suite (default: two per task), tasks taken
-    round-robin; ``seed`` selects a different, non-overlapping block of instance seeds."""
+    round-robin; ``seed`` selects a different, non-overlapping block of instance seeds.
+    ``names`` may name any page of the installed package, scripted or not."""
     names = list(names or MINIWOB_TASKS)
     bad = [x for x in names if x not in MINIWOB_TASKS]
+    if bad:     # any page of the installed package is a task (without a scripted solution)
+        installed = set(miniwob_installed_tasks())
+        bad = [x for x in bad if x not in installed]
     if bad:
-        raise TaskError(f"unknown MiniWoB task {bad[0]!r}; the suite has {', '.join(MINIWOB_TASKS)}")
+        raise TaskError(f"unknown MiniWoB task {bad[0]!r}: neither in the suite ({', '.join(MINIWOB_TASKS)}) "
+                        f"nor a page of the installed miniwob package ({len(installed)} pages)")
     n = 2 * len(names) if n is None else n
     base = seed * 100_000
     return [miniwob_task(names[i % len(names)], base + i // len(names), phone=phone) for i in range(n)]
@@ -208,7 +213,11 @@ class _GoalResolver:
         self.lock = threading.Lock()
 
     def goal(self, task: WebTaskSpec) -> str:
+        from navrl.device.browser.device import STATED_GOALS
         key = (task.app, task.seed)
+        g = self.cache.get(key) or STATED_GOALS.get((task.app.start_url, task.seed))
+        if g is not None:     # the episode's own device read it at its start (or it was read before)
+            return g
         with self.lock:
             g = self.cache.get(key)
             if g is not None:

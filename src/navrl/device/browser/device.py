@@ -36,6 +36,7 @@ from navrl.device.browser._js import INIT_JS, OBSERVE_JS
 from navrl.device.browser.app import Emulation, WebApp, WebSnapshot, resolve_emulation
 from navrl.device.browser.host import BrowserHost, default_host, map_error
 from navrl.device.browser.sandbox import OriginPolicy
+from navrl.lru import BoundedCache
 from navrl.observation import Observation, UINode
 
 log = logging.getLogger(__name__)
@@ -58,6 +59,11 @@ class WebObservation(Observation):
     url: str = ""
     page: dict = field(default_factory=dict)
 
+
+# The goal a page stated at the start of an episode (MiniWoB's utterance, ``page["utterance"]``
+# of the first observation), by (start URL, seed): the task layer reads it from here instead of
+# starting the same instance once more on a tab of its own (devices in this process only).
+STATED_GOALS: BoundedCache[tuple[str, int], str] = BoundedCache(100_000)
 
 _REATTACH = ("not attached", "session closed", "target closed", "detached", "no target with given id")
 
@@ -130,6 +136,7 @@ class BrowserDevice(Device):
         self._prefetch: tuple | None = None
         self._episodes_on_page = 0
         self._latched: dict | None = None
+        self._goal_key: tuple[str, int] | None = None     # set by a fresh start until its goal is read
         self._sig: str | None = None
         self._crashed: str | None = None
         self._closed = False
@@ -365,6 +372,7 @@ class BrowserDevice(Device):
         except Exception as e:  # noqa: BLE001
             raise map_error(e, f"start hook of {app.name}", "app_never_loads") from e
         self._latched, self._sig = None, None
+        self._goal_key = (app.start_url, self._seed) if self._seed is not None else None
 
     @staticmethod
     def _build_observe_expr(app: WebApp, emu: Emulation) -> str:
@@ -429,6 +437,10 @@ class BrowserDevice(Device):
         nodes = tuple(UINode(str(n["id"]), n["role"], n["label"], tuple(n["bounds"]), bool(n["enabled"]),
                              bool(n["focused"]), n.get("value"), "", tuple(n["actions"])) for n in v.get("nodes", ()))
         state = v.get("state") or {}
+        if self._goal_key is not None:
+            if isinstance(state.get("utterance"), str) and state["utterance"]:
+                STATED_GOALS.put(self._goal_key, state["utterance"])
+            self._goal_key = None
         if self._latched is not None:
             state = dict(self._latched, latched=True)
         elif state.get("done"):
