@@ -214,6 +214,41 @@ def test_pipelined_runner_lets_a_slow_call_delay_only_its_own_episode():
         assert all(b >= a for a, b in zip(ends[:-1], starts[1:])) is not overlap
 
 
+# ------------------------------------------------------------------ more episodes than devices
+@pytest.mark.parametrize("pipeline", [True, False])
+def test_a_batch_larger_than_the_pool_rolls_over_its_devices(in_process, pipeline):
+    """12 episodes on 4 connected devices: at most 4 leased at once, each finished episode
+    hands its device on, and every outcome is the in-process one."""
+    lat = LatencyConfig(act_s=0.01, observe_s=0.002, reset_s=0.01, seed=4)
+    with DevicePool(LatencyBackend(PhoneWorldBackend(), lat), PoolConfig(size=4)) as pool:
+        trajs = runner(pipeline=pipeline).run(TASKS, devices=pool)
+        st = pool.stats()
+    assert [outcome(t) for t in trajs] == in_process
+    assert st["devices"] <= 4 and st["episodes"] == len(TASKS) and st["leased"] == 0 and st["failures"] == 0
+    assert st["calls_in_flight_peak"] <= 4
+
+
+def test_the_rolling_queue_does_not_wait_for_a_wave():
+    """One episode per device is slow (0.4 s per action); the other 9 queued episodes run on
+    the 2 other devices meanwhile instead of waiting for the slow one to finish a wave."""
+    tasks = [TASKS[i] for i in (2, 3, 5, 8)] * 3
+
+    class SlowFirst(AsyncLatencyDevice):
+        def _delay(self, call):
+            return 0.4 if self.slot == 0 and call == "act" else 0.005
+
+    class Backend(LatencyBackend):
+        def create(self, slot):
+            return SlowFirst(self.inner.create(slot), self.cfg, slot)
+
+    with DevicePool(Backend(PhoneWorldBackend()), PoolConfig(size=3)) as pool:
+        trajs = runner().run(tasks, devices=pool)
+        per_slot = [d["episodes"] for d in pool.stats()["per_device"]]     # in slot order
+    assert all(t.valid and t.success for t in trajs)
+    # the slow device ran one or two episodes; the fast two ran the rest (waves would give 4 each)
+    assert per_slot[0] <= 2 and per_slot[1] + per_slot[2] >= 10
+
+
 # ------------------------------------------------------------------ deadline
 def test_deadline_masks_stragglers_as_timeout_and_returns_the_devices(in_process):
     # a 5% tail of 5 s device calls against a 3 s deadline: an episode that drew a slow call

@@ -69,6 +69,20 @@ def test_two_hosts_give_the_in_process_outcomes(farm, in_process):
     assert st["failures"] == 0 and st["masked_host_lost"] == 0
 
 
+def test_a_batch_twice_the_farm_rolls_over_both_hosts(farm, in_process):
+    before = {h["host"]: h["pool"]["episodes"] for h in farm.stats()["per_host"]}
+    trajs = runner().run(TASKS + TASKS, devices=farm)        # 32 episodes on 2 x 8 devices
+    assert [outcome(t) for t in trajs] == in_process + in_process
+    st = farm.stats()
+    per = {h["host"]: h["pool"] for h in st["per_host"]}
+    # each finished episode's next one leased on that same host: neither host took more
+    # than its 8 devices, and both ran their share
+    assert per[0]["devices"] == 8 and per[1]["devices"] == 8
+    assert sum(per[k]["episodes"] - before[k] for k in (0, 1)) == 32
+    assert min(per[k]["episodes"] - before[k] for k in (0, 1)) >= 8
+    assert st["failures"] == 0 and st["masked_host_lost"] == 0
+
+
 def test_injected_faults_are_masked_as_in_process(farm):
     tasks = [TASKS[0].with_(faults=FaultConfig(lose_at_step=2)), TASKS[1],
              TASKS[2].with_(faults=FaultConfig(app_never_loads=1.0)), TASKS[3]]

@@ -193,22 +193,24 @@ def judge_set(kind: str, args):
 
 # ------------------------------------------------------------------------------- devices
 def device_farm(kind: str, args, batch: int, screenshots: bool = False) -> Any | None:
-    """The device farm for ``kind`` holding ``batch`` devices, or None for the phone world's
+    """The device farm for ``kind`` holding ``batch`` devices (at most ``--parallel``, and for
+    phones the devices named: a bigger batch queues), or None for the phone world's
     in-process devices (one per task, made by the task). ``screenshots``: the run reads
     screens (an LLM judge, perceptual hashes), so the browser renders every one."""
     from navrl.device.ray_farm import FarmUnavailable, make_device_factory
     if kind == "phone" and args.ray is None:
         return None
     backend = None
+    parallel = getattr(args, "parallel", None)
+    if parallel is not None:    # the runner queues the rest of the batch (a rolling queue)
+        batch = min(batch, parallel)
     if kind == "browser":
         from navrl.device.browser import BrowserBackend
         backend = BrowserBackend(screenshots="eager" if screenshots else "off")
     elif kind in ("android", "ios"):
         backend = _mobile_backend(kind, args)
-        n = len(backend.serials if kind == "android" else backend.urls)   # type: ignore[union-attr]
-        if n < batch:
-            raise CLIError(f"--devices {kind}: a batch runs {batch} episodes side by side but --serials names {n} "
-                           f"devices (add devices, or lower tasks_per_update x rollouts_per_task)")
+        # one episode per named device at a time; the rest of the batch queues for them
+        batch = min(batch, len(backend.serials if kind == "android" else backend.urls))  # type: ignore[union-attr]
     try:
         return make_device_factory(args.ray, devices=batch, hosts=args.hosts, backend=backend,
                                    screenshots="eager" if screenshots else "lazy")

@@ -411,8 +411,8 @@ class DevicePool:
 
         Connected backends lease all devices at once; a lease still running at ``deadline``
         (``time.monotonic()``) is abandoned and gets a ``timeout`` FailedDevice. A batch
-        larger than the pool can never be served (episodes hold their devices to the end)
-        and raises PoolExhausted at once."""
+        larger than the pool can never be served at once and raises PoolExhausted (the
+        runner queues the episodes beyond :attr:`capacity` and hands devices on instead)."""
         started = self.start_leases(tasks)
         futs = [f for f in started if isinstance(f, cf.Future)]
         if futs:
@@ -494,6 +494,11 @@ class DevicePool:
 
     def __len__(self) -> int:
         return len(self._slots)
+
+    @property
+    def capacity(self) -> int:
+        """Most devices leased at once (``size``): a runner queues the episodes beyond it."""
+        return self.cfg.size
 
     # ------------------------------------------------------------------ internals: where calls run
     def _loop(self) -> DeviceLoop:

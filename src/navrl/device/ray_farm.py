@@ -717,10 +717,19 @@ class RayFarm:
         cf.wait(started, None if deadline is None else max(0.0, deadline - time.monotonic()))
         return [lease_outcome(f) for f in started]
 
-    def start_leases(self, tasks: Sequence[Any], want_snapshot: bool | None = None) -> list[cf.Future]:
+    def hand_on(self, task: Any, used: Device) -> cf.Future:
+        """A rolling queue's next lease: give ``used`` back and lease ``task`` on the host
+        that device came from (a device is free there now); a future as :meth:`start_leases`."""
+        host = used._client.index if isinstance(used, RemoteDevice) else None
+        self.release_batch([used])
+        return self.start_leases([task], host=host)[0]
+
+    def start_leases(self, tasks: Sequence[Any], want_snapshot: bool | None = None,
+                     host: int | None = None) -> list[cf.Future]:
         """Start :meth:`lease_batch`'s leases and return at once: a future per task of its
         device (or :class:`FailedDevice`), completed as soon as that device is leased and
-        has looked at its screen. A future cancelled before that gives its device back."""
+        has looked at its screen. A future cancelled before that gives its device back.
+        ``host``: lease every task on that host while it is up (else round-robin)."""
         if want_snapshot is None:
             want_snapshot = self.cfg.backend.in_process
         if self._closed:
@@ -731,6 +740,8 @@ class RayFarm:
             for f in futs:
                 resolve(f, FailedDevice(HOST_LOST, "no device host is up"))
             return futs
+        if host is not None:
+            live = [c for c in live if c.index == host] or live
         if len(tasks) > len(live) * self.cfg.devices_per_host:
             raise PoolExhausted(f"a batch of {len(tasks)} episodes needs {len(tasks)} devices; {len(live)} live "
                                 f"hosts hold {len(live) * self.cfg.devices_per_host}")
@@ -847,7 +858,8 @@ def make_device_factory(ray_address: str | None = None, *, devices: int = 512, h
     :meth:`navrl.rollout.runner.EpisodeRunner.run` (calling it with a batch's tasks returns
     itself, so it also serves where a ``devices_factory(tasks)`` is expected); log its
     ``stats()`` (``masked_host_lost`` counts host-lost masks); ``close()`` it at the end.
-    A batch may not exceed ``devices``. Raises FarmUnavailable when Ray is needed but missing.
+    A batch larger than ``devices`` runs as a rolling queue (the runner starts the episodes
+    beyond it as earlier ones finish). Raises FarmUnavailable when Ray is needed but missing.
     """
     be = backend or PhoneWorldBackend()
     if ray_address is None:

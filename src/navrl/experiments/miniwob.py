@@ -110,7 +110,7 @@ def run_miniwob(cfg: MiniWoBConfig, out: str | Path, command: str = "", log=prin
     preset = get_preset(cfg.preset, seed=cfg.seed)
     tcfg = cfg.train_config()
     judges = make_judges("page")
-    farm = make_device_factory(None, devices=max(cfg.pages, tcfg.trajectories_per_update),
+    farm = make_device_factory(None, devices=cfg.pages,   # more rollouts than pages queue (the runner rolls them over)
                                backend=BrowserBackend(screenshots="eager" if tcfg.estimator_spec.needs_state_hashes
                                                       else "off"))
     rows: list[dict] = []

@@ -11,6 +11,11 @@ still wait, so the learner's CPU work overlaps the devices' latency and a slow d
 only its own episode. ``RunnerConfig(pipeline=False)`` steps in lockstep instead. In-process
 devices answer at once and step identically in both modes. ``deadline_s`` bounds a run: the
 episodes still running then are masked as ``timeout`` stragglers.
+
+A batch may hold more episodes than the farm has devices (``farm.capacity``): the first
+``capacity`` start at once and each finished episode hands its device back to the farm and
+starts the next one waiting (a rolling queue: 64 rollouts run on 16 browser pages without
+waiting for the slowest episode of a wave).
 """
 from __future__ import annotations
 
@@ -97,31 +102,48 @@ class EpisodeRunner:
         deadline = time.monotonic() + self.cfg.deadline_s if self.cfg.deadline_s is not None else None
         self.last_run = {"stragglers": 0, "deadline_hit": False}
         farm = devices if hasattr(devices, "lease_batch") else None
+        refill = None
         if farm is not None:
             t0 = time.perf_counter()
             start = getattr(farm, "start_leases", None)
             if start is not None and self.cfg.pipeline:   # each episode starts once its device is ready
-                devices = start(tasks)
+                def lease(ts: list[TaskSpec]) -> list[Any]:
+                    return start(ts)
             else:
-                devices = farm.lease_batch(tasks) if deadline is None else farm.lease_batch(tasks, deadline=deadline)
+                def lease(ts: list[TaskSpec]) -> list[Any]:
+                    return farm.lease_batch(ts) if deadline is None else farm.lease_batch(ts, deadline=deadline)
+            cap = getattr(farm, "capacity", None)
+            first = len(tasks) if cap is None else min(len(tasks), max(1, int(cap)))
+            devices = lease(tasks[:first]) + [None] * (len(tasks) - first)
+            if first < len(tasks):   # a rolling queue: finished episodes hand their devices on
+                hand_on = getattr(farm, "hand_on", None)   # a Ray farm leases on the freed device's host
+
+                def refill(task: TaskSpec, used: Any) -> Any:
+                    if hand_on is not None:
+                        return hand_on(task, used)
+                    farm.release_batch([used])
+                    return lease([task])[0]
             tm["device"] += time.perf_counter() - t0
         try:
-            trajs = self._run(tasks, devices, groups, on_step, deadline)  # type: ignore[arg-type]
+            trajs = self._run(tasks, devices, groups, on_step, deadline, refill)  # type: ignore[arg-type]
         finally:
             if farm is not None:   # leases still pending were cancelled: the farm takes those back itself
-                farm.release_batch([d for d in devices if not isinstance(d, cf.Future)])  # type: ignore[union-attr]
+                farm.release_batch([d for d in devices  # type: ignore[union-attr]
+                                    if d is not None and not isinstance(d, cf.Future)])
         tm["total"] += time.perf_counter() - t_start
         return trajs
 
     def _run(self, tasks: list[TaskSpec], devices: list[Any] | None, groups: list[int] | None,
-             on_step: Callable[[int], None] | None, deadline: float | None) -> list[Trajectory]:
-        """``devices``: one per task (or a future of it, replaced in the list once it lands)."""
+             on_step: Callable[[int], None] | None, deadline: float | None,
+             refill: Callable[[TaskSpec, Any], Any] | None = None) -> list[Trajectory]:
+        """``devices``: one per task (or a future of it, replaced in the list once it lands;
+        None for an episode queued until ``refill(task, finished_device)`` leases it one)."""
         step = self._stepper()
         if devices is None:
             devices = [task.make_device() for task in tasks]
         eps = [Episode(task, None if isinstance(devices[i], cf.Future) else devices[i],  # type: ignore[arg-type]
                        groups[i] if groups is not None else i) for i, task in enumerate(tasks)]
-        flight = _Flight(self, on_step, step.wants_snapshots())
+        flight = _Flight(self, on_step, step.wants_snapshots(), refill)
         flight.lease(eps, devices)
         try:
             self._loop(eps, step, flight, deadline)
@@ -138,6 +160,8 @@ class EpisodeRunner:
 
     def _loop(self, eps: list[Episode], step: Stepper, flight: "_Flight", deadline: float | None) -> None:
         while True:
+            if flight.queued:
+                flight.hand_on(eps)
             if not flight and all(ep.done for ep in eps):
                 return
             if deadline is not None and time.monotonic() >= deadline:
@@ -145,15 +169,15 @@ class EpisodeRunner:
                 return
             if flight:
                 busy = flight.busy
-                idle = any(not ep.done and id(ep) not in busy for ep in eps)
+                idle = any(not ep.done and id(ep) not in busy and id(ep) not in flight.queued for ep in eps)
                 # lockstep: wait for every device; pipelined: for the first answer when no
                 # episode is ready, else only take the answers already there, for one round's time
                 flight.collect(deadline, "all" if not self.cfg.pipeline else ("ready" if idle else "first"),
                                self.cfg.round_s)
                 if deadline is not None and time.monotonic() >= deadline:
                     continue
-            busy = flight.busy
-            ready = [ep for ep in eps if not ep.done and id(ep) not in busy]
+            busy, queued = flight.busy, flight.queued
+            ready = [ep for ep in eps if not ep.done and id(ep) not in busy and id(ep) not in queued]
             if ready:
                 self._round(ready, step, flight)
             elif not flight:
@@ -247,7 +271,8 @@ class _Flight:
     """The device calls of one run that have not answered yet: future -> (episode, its step
     generator, None for the first look, or _LEASE). Futures report to a queue as they finish."""
 
-    def __init__(self, runner: EpisodeRunner, on_step: Callable[[int], None] | None, want_snapshot: bool):
+    def __init__(self, runner: EpisodeRunner, on_step: Callable[[int], None] | None, want_snapshot: bool,
+                 refill: Callable[[TaskSpec, Any], Any] | None = None):
         self.runner, self.on_step, self.want_snapshot = runner, on_step, want_snapshot
         self.waiting: dict[cf.Future, tuple[Episode, Any, int]] = {}   # ... and the order it started in
         self.busy: set[int] = set()         # id() of the episodes waiting
@@ -255,6 +280,10 @@ class _Flight:
         self.devices: list[Any] = []
         self.index: dict[int, int] = {}
         self._n = 0
+        self.refill = refill
+        self.queued: set[int] = set()       # id() of the episodes waiting for a device (rolling queue)
+        self._queue: list[Episode] = []     # ... in the order they start
+        self._running: list[Episode] = []   # episodes holding a device of the rolling queue
 
     def __bool__(self) -> bool:
         return bool(self.waiting)
@@ -271,11 +300,42 @@ class _Flight:
         self.devices, self.index = devices, {id(ep): i for i, ep in enumerate(eps)}
         ready = []
         for ep, dev in zip(eps, devices):
+            if dev is None and self.refill is not None:
+                self._queue.append(ep)
+                self.queued.add(id(ep))
+                continue
+            self._running.append(ep)
             if isinstance(dev, cf.Future):
                 self._wait(dev, ep, _LEASE)
             else:
                 ready.append(ep)
+        self._queue.reverse()     # popped from the end: first queued, first started
         self.start(ready, [None] * len(ready), [None] * len(ready))
+
+    def hand_on(self, eps: list[Episode]) -> None:
+        """Rolling queue: each finished episode gives its device back to the farm and the
+        next queued episode leases one (usually that same device)."""
+        still = []
+        for ep in self._running:
+            if not (ep.done and id(ep) not in self.busy) or not self._queue:
+                still.append(ep)
+                continue
+            i = self.index[id(ep)]
+            used, self.devices[i] = self.devices[i], None
+            nxt = self._queue.pop()
+            self.queued.discard(id(nxt))
+            still.append(nxt)
+            j = self.index[id(nxt)]
+            tm = self.runner.timings
+            t0 = time.perf_counter()
+            dev = self.devices[j] = self.refill(nxt.task, used)  # type: ignore[misc]
+            tm["device"] += time.perf_counter() - t0
+            if isinstance(dev, cf.Future):
+                self._wait(dev, nxt, _LEASE)
+            else:
+                nxt.device = dev
+                self.start([nxt], [None], [None])
+        self._running = still
 
     def start(self, eps: list[Episode], gens: list[Any], actions: list[Any]) -> None:
         """Start the device calls; devices that answer at once (in-process) land now, in order."""

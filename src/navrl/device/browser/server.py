@@ -1,13 +1,15 @@
 """A static file server on 127.0.0.1 for local web apps (the MiniWoB++ pages, test pages).
 
 One server per directory per process, started on first use on a free port, in a daemon
-thread; it serves files under its root only (no directory traversal) and never logs.
+thread; it serves files under its root only (no directory traversal) and never logs
+(a client dropping its connection, as a closed tab does, is not an error).
 """
 from __future__ import annotations
 
 import functools
 import http.server
 import os
+import sys
 import threading
 from pathlib import Path
 
@@ -25,14 +27,24 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
         super().end_headers()
 
 
+class _Server(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        """A browser tab closed (or reset) a keep-alive connection: nothing to report. Other
+        errors still print (the stdlib's behaviour)."""
+        if isinstance(sys.exc_info()[1], (ConnectionResetError, BrokenPipeError, ConnectionAbortedError)):
+            return
+        super().handle_error(request, client_address)  # type: ignore[arg-type]
+
+
 class StaticServer:
     def __init__(self, root: str | os.PathLike, host: str = "127.0.0.1", port: int = 0):
         self.root = Path(root).resolve()
         if not self.root.is_dir():
             raise FileNotFoundError(f"{self.root} is not a directory")
         handler = functools.partial(_Handler, directory=str(self.root))
-        self.httpd = http.server.ThreadingHTTPServer((host, port), handler)
-        self.httpd.daemon_threads = True
+        self.httpd = _Server((host, port), handler)
         self.thread = threading.Thread(target=self.httpd.serve_forever, name=f"navrl-static-{self.root.name}",
                                        daemon=True)
         self.thread.start()
