@@ -31,6 +31,8 @@ def test_quick_miniwob_experiment_writes_a_paired_table(tmp_path, capsys):
     assert [c["instances"] for c in res["comparisons"]] == [4, 4]     # paired by instance, all tasks
     md = (out / "results.md").read_text()
     assert "| click-test |" in md and "**mean**" in md and "environment steps/s" in md
+    assert all(tp["browser_cpu_s"] > 0 and tp["learner_cpu_s"] > 0 for tp in res["throughput"].values())
+    assert "core-s" in md and "screen `160x210@1`" in md
     assert (out / "curves.png").read_bytes()[:4] == b"\x89PNG"
     for m in ("bc_rl", "rl"):
         ups = [json.loads(x) for x in (out / m / "metrics.jsonl").read_text().splitlines()]
@@ -44,6 +46,9 @@ def test_config_errors_are_one_line(tmp_path):
         MiniWoBConfig.load(p)
     p.write_text("tasks: [no-such-page]\n")
     with pytest.raises(ConfigError, match="no-such-page"):
+        MiniWoBConfig.load(p)
+    p.write_text("tasks: [click-test]\nphone: nokia\n")
+    with pytest.raises(ConfigError, match="phone 'nokia'"):
         MiniWoBConfig.load(p)
     p.write_text("tasks: [click-test]\ntrain: {no_such_field: 1}\n")
     with pytest.raises(ConfigError, match="train"):

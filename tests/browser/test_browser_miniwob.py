@@ -98,6 +98,23 @@ def test_a_pool_episode_reads_its_goal_off_its_own_page(pool):
         assert g and g == web.resolve_goal(t)
 
 
+def test_another_miniwob_page_loads_in_the_same_context(host):
+    """Switching a device from one MiniWoB++ page to another navigates its page (no new
+    context, no new renderer), and the episode there is as a fresh device's."""
+    from navrl.device.browser import BrowserDevice
+    d = BrowserDevice(host=host, screenshots="off")
+    try:
+        for name, seed in [("click-button", 1), ("enter-text", 2), ("click-button", 3), ("login-user", 4)]:
+            t = miniwob_task(name, seed)
+            d.restore(t.web_snapshot())
+            tr = runner().run([t], devices=[d])[0]
+            assert tr.valid and tr.success, (name, tr.invalid_reason, tr.terminal_reason)
+            assert d.observe().page["utterance"] == miniwob_task(name, seed).goal
+        assert (d.contexts_created, d.app_switches) == (1, 3)
+    finally:
+        d.close()
+
+
 def test_task_area_fills_the_phone_width(host):
     from navrl.device.browser import BrowserDevice
     for phone in ("iphone", "pixel"):

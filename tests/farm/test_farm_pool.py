@@ -382,3 +382,50 @@ def test_without_affinity_an_idle_device_is_reused_before_a_new_one():
         for _ in range(3):
             pool.release_batch(pool.lease_batch(["t", "t"]))
         assert pool.stats()["devices"] == 2
+
+
+def test_a_rolling_queue_gives_a_freed_device_a_task_of_its_own_app(monkeypatch):
+    """12 episodes of 3 tasks on 3 devices: the queue hands a freed device a waiting episode
+    of the task it just ran (an in-place reset for a browser page) before first-come order,
+    and the outcomes are those of fresh devices."""
+    a, b, c = suite_tasks("train", 3, seed=8)
+    tasks = [a, b, c, b, c, a, c, a, b, b, c, a]     # first come, first served switches apps often
+    want = [outcome(t) for t in runner().run(tasks)]
+
+    class Tracked(PhoneWorldBackend):
+        def __init__(self):
+            super().__init__()
+            self.restores: list[tuple[int, int]] = []
+
+        def affinity_key(self, snapshot):
+            return hash(snapshot)
+
+        def create(self, slot):
+            dev, log = super().create(slot), self.restores
+
+            class Dev(type(dev)):   # records which snapshot each slot restores
+                def restore(self, snapshot):
+                    log.append((slot, hash(snapshot)))
+                    return super().restore(snapshot)
+            dev.__class__ = Dev
+            return dev
+
+    def switches(restores):
+        last: dict[int, int] = {}
+        n = 0
+        for slot, key in restores:
+            n += slot in last and last[slot] != key
+            last[slot] = key
+        return n
+
+    counts = {}
+    for mode in ("fifo", "affinity"):
+        be = Tracked()
+        with DevicePool(be, PoolConfig(size=3, call_timeout_s=None)) as pool:
+            if mode == "fifo":
+                monkeypatch.setattr(pool, "pick_next", lambda used, waiting: 0)
+            got = [outcome(t) for t in runner().run(tasks, devices=pool)]
+            st = pool.stats()
+        assert got == want and st["devices"] == 3 and st["episodes"] == 12
+        counts[mode] = switches(be.restores)
+    assert counts["affinity"] <= 2 and counts["fifo"] >= 6, counts     # measured: 2 and 8

@@ -432,6 +432,19 @@ class DevicePool:
             return [run_now(c) for c in coros]
         return self._loop().spawn(coros, orphan=lambda dev: self.release(dev, "timeout"))
 
+    def pick_next(self, used: Device, tasks: Sequence[Any]) -> int:
+        """Which of the waiting ``tasks`` should take over ``used`` (a rolling queue's freed
+        device): the first whose snapshot has the affinity the device's last restore had
+        (:meth:`DeviceBackend.affinity_key`: a browser page that shows the task's app
+        resets in place instead of loading the page), else the first."""
+        slot = getattr(used, "_slot", None)
+        if slot is None or slot.affinity is None:
+            return 0
+        for i, t in enumerate(tasks):
+            if self.backend.affinity_key(self._task_snapshot(t)) == slot.affinity:
+                return i
+        return 0
+
     def __call__(self, tasks: Sequence[Any] | None = None) -> "DevicePool":
         """A farm is its own device factory: ``factory(batch_tasks)`` is the source the
         runner leases that batch from (and returns it to)."""

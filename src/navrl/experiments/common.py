@@ -47,3 +47,30 @@ def git_commit() -> str:
         return subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10).stdout.strip()
     except Exception:
         return "unknown"
+
+
+def child_cpu_seconds() -> float | None:
+    """CPU seconds (user + system) used so far by this process's live descendants (the
+    browser, its renderers): read from ``/proc``, None where there is no ``/proc``."""
+    import os
+    if not os.path.isdir("/proc"):
+        return None
+    parent: dict[int, int] = {}
+    ticks: dict[int, int] = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat") as f:
+                rest = f.read().rsplit(")", 1)[1].split()
+        except OSError:       # gone meanwhile
+            continue
+        parent[int(name)], ticks[int(name)] = int(rest[1]), int(rest[11]) + int(rest[12])
+    me, total = os.getpid(), 0
+    for pid in ticks:
+        p, seen = parent.get(pid), 0
+        while p and p != me and seen < 64:
+            p, seen = parent.get(p), seen + 1
+        if p == me:
+            total += ticks[pid]
+    return total / os.sysconf("SC_CLK_TCK")

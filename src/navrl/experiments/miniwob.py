@@ -7,14 +7,15 @@ and RL from an untrained policy. Each is evaluated on the same fresh instances p
 (paired). Writes ``results.md`` (per task: the three methods with 95% intervals next to the
 published anchors of ``configs/miniwob_anchors.csv`` where present), ``results.csv``,
 ``curves.png`` (training success per update) and ``results.json`` (config, commit, command,
-throughput: environment steps per second during RL and the share of time in the browser vs
-the planner).
+throughput: environment steps per second during RL, the share of rollout time waiting on the
+browser vs in the planner, and the CPU seconds of the browser vs the learner).
 """
 from __future__ import annotations
 
 import csv
 import io
 import json
+import re
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -22,7 +23,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from navrl.eval import evaluate, paired_counts, paired_difference_interval
-from navrl.experiments.common import git_commit, load_config_file
+from navrl.experiments.common import child_cpu_seconds, git_commit, load_config_file
 from navrl.experiments.pipeline import build_policy, load_policy, save_policy
 from navrl.fileio import atomic_write_bytes, atomic_write_text
 from navrl.judge.sets import make_judges
@@ -48,6 +49,7 @@ class _File(BaseModel):
     updates: int = Field(40, ge=1)
     eval_episodes: int = Field(100, ge=1)
     pages: int = Field(8, ge=1)
+    phone: str = "iphone"
     methods: list[str] = Field(default_factory=lambda: list(METHODS), min_length=1)
     train: dict = Field(default_factory=dict)
 
@@ -66,7 +68,10 @@ class MiniWoBConfig:
     eval_episodes: int = 100
     """Fresh instances per task and method (the same instances for every method)."""
     pages: int = 8
-    """Browser pages side by side (collection and evaluation)."""
+    """Browser pages side by side (collection, RL and evaluation: more rollouts queue)."""
+    phone: str = "iphone"
+    """The screen every method sees (:data:`navrl.device.browser.PHONES` name or a bare
+    ``WxH@scale`` screen: ``160x210@1`` is MiniWoB's own frame, as the anchors used)."""
     methods: list[str] = field(default_factory=lambda: list(METHODS))
     train: dict = field(default_factory=dict)
     """TrainConfig overrides for the RL runs (e.g. tasks_per_update, max_steps)."""
@@ -85,16 +90,20 @@ class MiniWoBConfig:
         if bad:
             raise ConfigError(f"unknown method {bad[0]!r}; choose from {', '.join(METHODS)}")
         try:
-            MiniWoBTasks(self.tasks)
+            MiniWoBTasks(self.tasks, phone=self.phone)
         except ValueError as e:
             raise ConfigError(str(e)) from None
+        from navrl.device.browser.app import PHONES
+        if self.phone not in PHONES and not re.fullmatch(r"\d+x\d+(@\d+(\.\d+)?)?", self.phone):
+            raise ConfigError(f"phone {self.phone!r}: use one of {', '.join(sorted(PHONES))} or WxH@scale "
+                              f"(160x210@1: MiniWoB's own frame)")
         self.train_config()
         return self
 
     def train_config(self) -> TrainConfig:
         base = get_preset(self.preset, seed=self.seed).train
         try:
-            cfg = replace(base, **{"num_updates": self.updates, "eval_every": 0, "sft_coef": 0.0, "task_pool": 0,
+            cfg = replace(base, **{"num_updates": self.updates, "eval_every": 0, "task_pool": 0,
                                    **self.train})
         except TypeError as e:
             raise ConfigError(f"train: {e}") from None
@@ -122,7 +131,8 @@ def run_miniwob(cfg: MiniWoBConfig, out: str | Path, command: str = "", log=prin
         bc = build_policy(preset, cfg.seed)
         demos: list = []
         if scripted:
-            demo_tasks = miniwob_tasks(len(scripted) * cfg.bc_episodes_per_task, seed=cfg.seed + 1, names=scripted)
+            demo_tasks = miniwob_tasks(len(scripted) * cfg.bc_episodes_per_task, seed=cfg.seed + 1, names=scripted,
+                                      phone=cfg.phone)
             log(f"BC: {len(demo_tasks)} scripted episodes of {len(scripted)} tasks")
             for i in range(0, len(demo_tasks), cfg.pages):
                 demos += collect_demonstrations(bc, 0, TemplateTeacher(compact=True), tasks=demo_tasks[i:i + cfg.pages],
@@ -134,7 +144,7 @@ def run_miniwob(cfg: MiniWoBConfig, out: str | Path, command: str = "", log=prin
         def evaluate_all(method: str, policy) -> None:
             policy.sample = False
             for name in cfg.tasks:
-                tasks = miniwob_tasks(cfg.eval_episodes, seed=EVAL_SEED, names=[name])
+                tasks = miniwob_tasks(cfg.eval_episodes, seed=EVAL_SEED, names=[name], phone=cfg.phone)
                 r = evaluate(policy, "miniwob", tasks=tasks, devices=farm, judges=tuple(judges[:3]),
                              batch_size=cfg.pages)
                 outcomes[(method, name)] = r.successes_by_task()
@@ -148,22 +158,27 @@ def run_miniwob(cfg: MiniWoBConfig, out: str | Path, command: str = "", log=prin
         def rl(method: str, policy) -> None:
             log(f"{LABELS[method]}: {cfg.updates} updates of {tcfg.tasks_per_update} tasks x "
                 f"{tcfg.rollouts_per_task} rollouts ({tcfg.estimator})")
-            # PPO-ptx (``train.sft_coef`` > 0) keeps fitting the BC demonstrations: BC + RL only
+            # PPO-ptx (the preset's ``sft_coef``, 1.0 in ``demo``; ``train`` may change it) keeps
+            # fitting the BC demonstrations: BC + RL only
             ptx = tcfg.sft_coef if method == "bc_rl" and demos else 0.0
             tr = Trainer(policy, replace(tcfg, seed=cfg.seed, sft_coef=ptx), out / method,
-                         tasks=MiniWoBTasks(cfg.tasks), judges=judges, devices=farm, sft_demos=demos if ptx else None)
-            steps, t_rl = 0, time.perf_counter()
+                         tasks=MiniWoBTasks(cfg.tasks, phone=cfg.phone), judges=judges, devices=farm,
+                         sft_demos=demos if ptx else None)
+            steps, t_rl, cpu0, browser0 = 0, time.perf_counter(), time.process_time(), child_cpu_seconds()
             while tr.update < cfg.updates:
                 st = tr.train_step()
                 steps += int(st.metrics.get("samples", 0))
                 log(f"    update {tr.update}: success {st.metrics.get('success')}")
+            learner_cpu, browser1 = time.process_time() - cpu0, child_cpu_seconds()
             tr.save_checkpoint()
             tm = tr.runner.timings
             meta["throughput"][method] = {
                 "env_steps": steps, "seconds": time.perf_counter() - t_rl,
                 "env_steps_per_s": steps / max(1e-9, time.perf_counter() - t_rl),
                 "rollout_share_browser": tm["device"] / max(1e-9, tm["total"]),
-                "rollout_share_planner": tm["planner"] / max(1e-9, tm["total"])}
+                "rollout_share_planner": tm["planner"] / max(1e-9, tm["total"]),
+                "learner_cpu_s": learner_cpu,
+                "browser_cpu_s": None if browser0 is None or browser1 is None else max(0.0, browser1 - browser0)}
             evaluate_all(method, tr.policy)
 
         if "bc" in cfg.methods:
@@ -233,7 +248,8 @@ def results_markdown(cfg: MiniWoBConfig, rows: list[dict], comps: list[dict], me
              f"- commit: `{meta.get('commit')}`",
              f"- preset `{cfg.preset}`, seed {cfg.seed}, {len(cfg.tasks)} tasks, one multi-task policy; BC from "
              f"{cfg.bc_episodes_per_task} scripted episodes per scripted task; {cfg.updates} RL updates; "
-             f"{cfg.eval_episodes} fresh instances per task and method; {meta.get('minutes', 0):.0f} min", "",
+             f"{cfg.eval_episodes} fresh instances per task and method; screen `{cfg.phone}`; "
+             f"{cfg.pages} browser pages; {meta.get('minutes', 0):.0f} min", "",
              "Success in % with the 95% Wilson interval; anchors are the papers' published per-task success "
              "(sources: `src/navrl/experiments/configs/miniwob_anchors.md`).", "",
              "| task | " + " | ".join(LABELS[m] for m in methods) + " | " + " | ".join(c for _, c in cols) + " |",
@@ -266,7 +282,11 @@ def results_markdown(cfg: MiniWoBConfig, rows: list[dict], comps: list[dict], me
         for m, tp in meta["throughput"].items():
             lines.append(f"- {LABELS[m]}: {tp['env_steps_per_s']:.1f} environment steps/s; rollout time in the "
                          f"browser {100 * tp['rollout_share_browser']:.0f}%, in the planner "
-                         f"{100 * tp['rollout_share_planner']:.0f}%")
+                         f"{100 * tp['rollout_share_planner']:.0f}%" + (
+                             f"; CPU: browser {tp['browser_cpu_s']:.0f} core-s "
+                             f"({100 * tp['browser_cpu_s'] / max(1e-9, tp['browser_cpu_s'] + tp['learner_cpu_s']):.0f}%), "
+                             f"learner (planner, update) {tp['learner_cpu_s']:.0f} core-s"
+                             if tp.get("browser_cpu_s") is not None else ""))
     lines += ["", "![training success per update](curves.png)", ""]
     return "\n".join(lines) + "\n"
 

@@ -125,7 +125,8 @@ class EpisodeRunner:
                     return lease([task])[0]
             tm["device"] += time.perf_counter() - t0
         try:
-            trajs = self._run(tasks, devices, groups, on_step, deadline, refill)  # type: ignore[arg-type]
+            trajs = self._run(tasks, devices, groups, on_step, deadline, refill,  # type: ignore[arg-type]
+                              getattr(farm, "pick_next", None))
         finally:
             if farm is not None:   # leases still pending were cancelled: the farm takes those back itself
                 farm.release_batch([d for d in devices  # type: ignore[union-attr]
@@ -135,15 +136,17 @@ class EpisodeRunner:
 
     def _run(self, tasks: list[TaskSpec], devices: list[Any] | None, groups: list[int] | None,
              on_step: Callable[[int], None] | None, deadline: float | None,
-             refill: Callable[[TaskSpec, Any], Any] | None = None) -> list[Trajectory]:
+             refill: Callable[[TaskSpec, Any], Any] | None = None,
+             choose: Callable[[Any, list[TaskSpec]], int] | None = None) -> list[Trajectory]:
         """``devices``: one per task (or a future of it, replaced in the list once it lands;
-        None for an episode queued until ``refill(task, finished_device)`` leases it one)."""
+        None for an episode queued until ``refill(task, finished_device)`` leases it one;
+        ``choose(finished_device, queued_tasks)`` picks which queued task goes next)."""
         step = self._stepper()
         if devices is None:
             devices = [task.make_device() for task in tasks]
         eps = [Episode(task, None if isinstance(devices[i], cf.Future) else devices[i],  # type: ignore[arg-type]
                        groups[i] if groups is not None else i) for i, task in enumerate(tasks)]
-        flight = _Flight(self, on_step, step.wants_snapshots(), refill)
+        flight = _Flight(self, on_step, step.wants_snapshots(), refill, choose)
         flight.lease(eps, devices)
         try:
             self._loop(eps, step, flight, deadline)
@@ -272,7 +275,8 @@ class _Flight:
     generator, None for the first look, or _LEASE). Futures report to a queue as they finish."""
 
     def __init__(self, runner: EpisodeRunner, on_step: Callable[[int], None] | None, want_snapshot: bool,
-                 refill: Callable[[TaskSpec, Any], Any] | None = None):
+                 refill: Callable[[TaskSpec, Any], Any] | None = None,
+                 choose: Callable[[Any, list[TaskSpec]], int] | None = None):
         self.runner, self.on_step, self.want_snapshot = runner, on_step, want_snapshot
         self.waiting: dict[cf.Future, tuple[Episode, Any, int]] = {}   # ... and the order it started in
         self.busy: set[int] = set()         # id() of the episodes waiting
@@ -280,9 +284,9 @@ class _Flight:
         self.devices: list[Any] = []
         self.index: dict[int, int] = {}
         self._n = 0
-        self.refill = refill
+        self.refill, self.choose = refill, choose
         self.queued: set[int] = set()       # id() of the episodes waiting for a device (rolling queue)
-        self._queue: list[Episode] = []     # ... in the order they start
+        self._queue: list[Episode] = []     # ... in the order they were queued
         self._running: list[Episode] = []   # episodes holding a device of the rolling queue
 
     def __bool__(self) -> bool:
@@ -309,7 +313,6 @@ class _Flight:
                 self._wait(dev, ep, _LEASE)
             else:
                 ready.append(ep)
-        self._queue.reverse()     # popped from the end: first queued, first started
         self.start(ready, [None] * len(ready), [None] * len(ready))
 
     def hand_on(self, eps: list[Episode]) -> None:
@@ -322,7 +325,10 @@ class _Flight:
                 continue
             i = self.index[id(ep)]
             used, self.devices[i] = self.devices[i], None
-            nxt = self._queue.pop()
+            # the farm may say which waiting task suits the freed device (one whose page it
+            # shows already resets in place); else first come, first served
+            k = self.choose(used, [q.task for q in self._queue]) if self.choose is not None else 0
+            nxt = self._queue.pop(k)
             self.queued.discard(id(nxt))
             still.append(nxt)
             j = self.index[id(nxt)]

@@ -142,6 +142,9 @@ class BrowserDevice(Device):
         self._closed = False
         self.episodes = 0
         self.contexts_created = 0
+        self.app_switches = 0
+        """Episodes started by navigating to another app in the same context."""
+        self._origins: tuple[str, ...] = ()
         if app is not None:
             self.restore(WebSnapshot.start(app, seed, phone))
 
@@ -284,6 +287,16 @@ class BrowserDevice(Device):
                 return
             except DeviceError as e:
                 log.info("in-place reset failed (%s); starting a fresh context", e)
+        elif (snap.fresh and snap.storage is None and snap.url is None and app.reset_in_place
+              and self._page is not None and self._app is not None and not self._crashed
+              and self._ctx_incarnation == self.host.incarnation and self._emu == emu
+              and self._app.context_key() == app.context_key()):
+            try:    # another page of the same kind of app: navigate, keep the context
+                await self._a_switch_app(snap, app)
+                return
+            except DeviceError as e:
+                log.info("switching %s -> %s in place failed (%s); starting a fresh context",
+                         self._app.name, app.name, e)
         await self._a_close_ctx()
         self._crashed = None
         self._app, self._emu, self._seed, self._phone_now = app, emu, snap.seed, snap.phone
@@ -291,7 +304,7 @@ class BrowserDevice(Device):
             self._start_url, origins = app.resolve()
         except (OSError, ValueError) as e:
             raise DeviceError("app_never_loads", f"{app.name}: {e}") from e
-        self._policy = OriginPolicy(origins)
+        self._policy, self._origins = OriginPolicy(origins), origins
         opts = emu.context_options()
         opts["service_workers"] = "block"
         if snap.storage is not None:
@@ -344,6 +357,22 @@ class BrowserDevice(Device):
         self.episodes += 1
         if snap.fresh and app.start_js:
             await self._a_start_episode()
+
+    async def _a_switch_app(self, snap: WebSnapshot, app: WebApp) -> None:
+        """Load ``app`` in this device's context (same sandbox and init scripts, see
+        :meth:`WebApp.context_key`) and start its episode."""
+        start_url, origins = app.resolve()
+        if self._policy is None or tuple(sorted(origins)) != tuple(sorted(self._origins)):
+            raise DeviceError("browser_error", "the apps' origins differ")
+        self._policy.blocked.clear()
+        self._app, self._seed = app, snap.seed
+        self._start_url = start_url
+        self._observe_expr = self._build_observe_expr(app, self._emu)  # type: ignore[arg-type]
+        await self._a_goto(start_url)
+        self._episodes_on_page = 1
+        self.episodes += 1
+        self.app_switches += 1
+        await self._a_start_episode()
 
     async def _a_goto(self, url: str) -> None:
         page = self._page
