@@ -106,6 +106,7 @@ def test_judge_llm_without_an_endpoint_is_one_line_and_exit_2(sft_path, tmp_path
     (["--suite", "nowhere"], "unknown --suite"),
     (["--suite", "web:/no/such.yaml"], "no such file"),
     (["--tasks", "click-test"], "--suite miniwob"),
+    (["--suite", "miniwob", "--phone", "nokia"], "--phone"),
     (["--devices", "android"], "--serials"),
     (["--faults", "device_lost=0.1", "--devices", "android", "--serials", "a"], "--faults"),
 ])

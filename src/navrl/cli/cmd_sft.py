@@ -21,6 +21,9 @@ def register(sub) -> None:
     s.add_argument("--tasks", default=None, metavar="A,B,...",
                    help="with --suite miniwob: which tasks (those with a scripted solution; default all of them)")
     s.add_argument("--batch", type=int, default=8, help="with --suite miniwob: browser pages side by side")
+    s.add_argument("--phone", default="iphone", metavar="PHONE",
+                   help="with --suite miniwob: the screen (iphone, pixel, or WxH@scale: 160x210@1 is MiniWoB's own "
+                        "frame); default iphone")
     s.set_defaults(fn=run)
 
 
@@ -46,7 +49,7 @@ def sft_with_progress(preset, out: Path, teacher, seed: int, collect=None):
         return run_sft(preset, out, teacher, seed, prog, collect=collect)
 
 
-def miniwob_collector(names: list[str], n_tasks: int, seed: int, batch: int):
+def miniwob_collector(names: list[str], n_tasks: int, seed: int, batch: int, phone: str = "iphone"):
     """Demonstrations from MiniWoB++'s scripted solutions on fresh instances, in a browser pool
     judged by the page (only the episodes the page calls a success are kept)."""
     from navrl.cli.parts import close_farm, device_farm
@@ -60,7 +63,7 @@ def miniwob_collector(names: list[str], n_tasks: int, seed: int, batch: int):
                        f"{', '.join(MINIWOB_SCRIPTS)})")
     if batch <= 0:
         raise CLIError("--batch must be positive")
-    tasks = miniwob_tasks(n_tasks, seed=seed, names=names)
+    tasks = miniwob_tasks(n_tasks, seed=seed, names=names, phone=phone)
 
     def collect(policy, teacher):
         farm = device_farm("browser", _NoRay(), min(batch, len(tasks)))
@@ -91,9 +94,10 @@ def run(args) -> int:
     teacher = make_teacher(args.teacher)
     collect = None
     if args.suite == "miniwob":
-        from navrl.cli.parts import need_browser, split_names
+        from navrl.cli.parts import miniwob_phone, need_browser, split_names
         need_browser()
-        collect = miniwob_collector(split_names(args.tasks), preset.sft.n_tasks, args.seed, args.batch)
+        collect = miniwob_collector(split_names(args.tasks), preset.sft.n_tasks, args.seed, args.batch,
+                                    miniwob_phone(args))
     elif args.tasks:
         raise CLIError("--tasks chooses MiniWoB++ tasks: use it with --suite miniwob")
     out = prepare_out_dir(args.out, overwrite=args.overwrite)

@@ -41,6 +41,9 @@ def add_part_arguments(p: argparse.ArgumentParser, default_suite: str = "train")
                         f"default {default_suite}")
     p.add_argument("--tasks", default=None, metavar="A,B,...",
                    help="with --suite miniwob: which MiniWoB++ tasks (any page of the installed miniwob package)")
+    p.add_argument("--phone", default="iphone", metavar="PHONE",
+                   help="with --suite miniwob: the screen (iphone, pixel, or WxH@scale: 160x210@1 is MiniWoB's own "
+                        "frame, as navrl experiment miniwob uses); default iphone")
     p.add_argument("--judge", default=None, choices=JUDGES,
                    help="oracle (phone world), llm (OpenAI-compatible endpoint from $NAVRL_API_BASE/$NAVRL_API_MODEL, "
                         "key from $OPENAI_API_KEY) or page (web tasks); default: by suite")
@@ -130,10 +133,19 @@ def task_source(suite: SuiteChoice, args, perturb=None):
             return PhoneWorldTasks(suite.arg, perturb=perturb, faults=parse_faults(args.faults))
         if suite.kind == "miniwob":
             need_browser()
-            return MiniWoBTasks(split_names(args.tasks))
+            return MiniWoBTasks(split_names(args.tasks), phone=miniwob_phone(args))
         return FixedTasks(_load_file_suite(suite, args), name=suite.name)
     except TaskError as e:
         raise CLIError(str(e)) from None
+
+
+def miniwob_phone(args) -> str:
+    """``--phone``, checked (CLIError on a name that is neither a phone nor WxH@scale)."""
+    from navrl.device.browser.app import check_phone
+    try:
+        return check_phone(getattr(args, "phone", None) or "iphone")
+    except ValueError as e:
+        raise CLIError(f"--phone: {e}") from None
 
 
 def eval_tasks(suite: SuiteChoice, args, n: int | None, seed: int) -> list:
@@ -146,7 +158,7 @@ def eval_tasks(suite: SuiteChoice, args, n: int | None, seed: int) -> list:
         elif suite.kind == "miniwob":
             need_browser()
             from navrl.tasks.web import miniwob_tasks
-            tasks = miniwob_tasks(n, seed=seed, names=split_names(args.tasks) or None)
+            tasks = miniwob_tasks(n, seed=seed, names=split_names(args.tasks) or None, phone=miniwob_phone(args))
         else:
             tasks = _load_file_suite(suite, args)[:n]
     except TaskError as e:

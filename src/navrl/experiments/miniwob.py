@@ -15,7 +15,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import re
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -93,10 +92,11 @@ class MiniWoBConfig:
             MiniWoBTasks(self.tasks, phone=self.phone)
         except ValueError as e:
             raise ConfigError(str(e)) from None
-        from navrl.device.browser.app import PHONES
-        if self.phone not in PHONES and not re.fullmatch(r"\d+x\d+(@\d+(\.\d+)?)?", self.phone):
-            raise ConfigError(f"phone {self.phone!r}: use one of {', '.join(sorted(PHONES))} or WxH@scale "
-                              f"(160x210@1: MiniWoB's own frame)")
+        from navrl.device.browser.app import check_phone
+        try:
+            check_phone(self.phone)
+        except ValueError as e:
+            raise ConfigError(str(e)) from None
         self.train_config()
         return self
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from navrl.device.browser.sandbox import normalize_origin, origin_of
 
-__all__ = ["PHONES", "Emulation", "WebApp", "WebSnapshot", "resolve_emulation"]
+__all__ = ["PHONES", "Emulation", "WebApp", "WebSnapshot", "check_phone", "resolve_emulation"]
 
 PHONES: dict[str, str] = {"iphone": "iPhone 13", "pixel": "Pixel 7"}
 """Short names of the two default phone profiles -> Playwright device descriptor names.
@@ -173,10 +173,23 @@ class Emulation:
         return (x + 0.5) / self.scale, (y + 0.5) / self.scale
 
 
+SCREEN_RE = r"(\d+)x(\d+)(?:@(\d+(?:\.\d+)?))?"
+"""A bare touch screen ``WxH@scale`` in CSS pixels (``160x210@1``: MiniWoB's own frame)."""
+
+
+def check_phone(phone: str) -> str:
+    """``phone`` if it names a phone of :data:`PHONES` or a bare ``WxH@scale`` screen, else
+    ValueError (Playwright device names are checked when the browser starts)."""
+    if phone in PHONES or re.fullmatch(SCREEN_RE, phone.strip()):
+        return phone
+    raise ValueError(f"phone {phone!r}: use one of {', '.join(sorted(PHONES))} or a screen WxH@scale "
+                     f"(160x210@1: MiniWoB's own frame)")
+
+
 def resolve_emulation(descriptors: dict, phone: str, content_width: int | None = None) -> Emulation:
     """The emulation of ``phone`` (a short name of :data:`PHONES` or a descriptor name),
     zoomed so that ``content_width`` CSS pixels fill the screen width when given."""
-    m = re.fullmatch(r"(\d+)x(\d+)(?:@(\d+(?:\.\d+)?))?", phone.strip())
+    m = re.fullmatch(SCREEN_RE, phone.strip())
     if m:
         # a bare touch screen of W x H CSS pixels at a device scale (``160x210@1``), Pixel user agent
         vw, vh, dsf = int(m.group(1)), int(m.group(2)), float(m.group(3) or 1)
