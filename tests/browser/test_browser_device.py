@@ -333,3 +333,49 @@ def test_a_pool_relaunches_a_crashed_browser_and_carries_on(site):
     finally:
         pool.close()
         be.host().close()
+
+
+class _SlowBodyHandler(__import__("http.server").server.BaseHTTPRequestHandler):
+    """/start: a link to /slow; /slow: the head at once, the body 0.6 s later (the new
+    document exists, still loading, with no body yet)."""
+
+    def log_message(self, *a):  # noqa: D401 - quiet
+        pass
+
+    def do_GET(self):  # noqa: N802 - stdlib name
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.end_headers()
+        if self.path.startswith("/slow"):
+            self.wfile.write(b"<!doctype html><html><head><title>slow</title></head>" + b" " * 4096)
+            self.wfile.flush()
+            time.sleep(0.6)
+            self.wfile.write(b"<body><button>Slow page</button></body></html>")
+        else:
+            self.wfile.write(b"<!doctype html><html><body><a href='/slow'>Go slow</a></body></html>")
+
+
+@pytest.fixture(scope="module")
+def slow_site():
+    import http.server
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _SlowBodyHandler)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{srv.server_address[1]}"
+    srv.shutdown()
+    srv.server_close()
+
+
+def test_observe_during_a_navigation_waits_for_the_new_document(host, slow_site):
+    """A navigation the device did not wait for (a click that lands after the page looked
+    settled) must not yield the half-loaded document's empty tree."""
+    d = BrowserDevice(WebApp("slow", f"{slow_site}/start"), host=host)
+    try:
+        for _ in range(2):
+            d.restore(WebSnapshot.start(WebApp("slow", f"{slow_site}/start")))
+            assert "Go slow" in d.observe().labels()
+            d.evaluate("() => { location.href = '/slow'; }")
+            time.sleep(0.3)                     # the new document is committed, its body not yet sent
+            obs = d.observe()
+            assert obs.url.endswith("/slow") and "Slow page" in obs.labels(), obs.ui_text()
+    finally:
+        d.close()

@@ -407,6 +407,7 @@ OBSERVE_JS = r"""
   if (stateFn) { try { state = stateFn(); } catch (e) { state = { error: String(e && e.message || e) }; } }
   const N = window.__navrl;
   return { url: location.href, title: document.title, nodes, state, picker: !!picker,
+           ready: document.readyState !== 'loading' && !(N && N.leaving),
            sig: N ? N.sig() : [0, 0, location.href, Math.round(scrollX), Math.round(scrollY)].join('|'),
            vw, vh };
 }

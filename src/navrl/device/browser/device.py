@@ -68,6 +68,10 @@ STATED_GOALS: BoundedCache[tuple[str, int], str] = BoundedCache(100_000)
 _REATTACH = ("not attached", "session closed", "target closed", "detached", "no target with given id")
 
 
+class _DocumentSwapped(Exception):
+    """The document went away while the UI tree was being read (a navigation under way)."""
+
+
 class _Session:
     """The device's own CDP session to its page (screenshots in device pixels, touch input,
     the UI-tree script), opened again when a navigation swaps the page's renderer."""
@@ -448,21 +452,44 @@ class BrowserDevice(Device):
         return await self._a_observe_now()
 
     async def _a_observe_now(self) -> WebObservation:
+        # A tap on a link can start its navigation after the page looked settled: a read that
+        # lands in the new document before it is parsed (or in the old one while it unloads)
+        # waits for the new document and reads again.
+        for attempt in range(3):
+            try:
+                obs = await self._a_read_observation()
+            except _DocumentSwapped:
+                obs = None
+            if obs is not None:
+                return obs
+            await self._a_await_document()
+        raise DeviceError("navigation_timeout", "the page kept replacing its document while being observed")
+
+    async def _a_read_observation(self) -> WebObservation | None:
+        """One read of the UI tree (and screenshot); None when the document was not ready."""
         page, cdp = self._live()
         emu, app = self._emu, self._app
         assert emu is not None and app is not None
         tree = cdp.send("Runtime.evaluate", {"expression": self._observe_expr, "returnByValue": True})
-        if self.screenshots == "eager":
-            shot_task = cdp.send("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": False,
-                                                            "optimizeForSpeed": True})
-            res, shot = await asyncio.gather(tree, shot_task)
-        else:
-            res, shot = await tree, None
+        try:
+            if self.screenshots == "eager":
+                shot_task = cdp.send("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": False,
+                                                                "optimizeForSpeed": True})
+                res, shot = await asyncio.gather(tree, shot_task)
+            else:
+                res, shot = await tree, None
+        except Exception as e:  # noqa: BLE001 - only a document swapped mid-read is retried
+            low = str(e).lower()
+            if any(k in low for k in ("context", "navigat", "destroyed")) and not any(k in low for k in _REATTACH):
+                raise _DocumentSwapped() from e
+            raise
         if "exceptionDetails" in res:
             d = res["exceptionDetails"]
             msg = (d.get("exception") or {}).get("description") or d.get("text", "")
             raise DeviceError("browser_error", f"UI tree script failed: {msg.splitlines()[0] if msg else d}")
         v = res["result"].get("value") or {}
+        if v.get("ready") is False:
+            return None
         nodes = tuple(UINode(str(n["id"]), n["role"], n["label"], tuple(n["bounds"]), bool(n["enabled"]),
                              bool(n["focused"]), n.get("value"), "", tuple(n["actions"])) for n in v.get("nodes", ()))
         state = v.get("state") or {}
