@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import subprocess
 import sys
 
@@ -24,21 +25,34 @@ def test_quick_paper_table_end_to_end(tmp_path) -> None:
     # every method at every evaluated update on every suite, plus the SFT row
     have = {(x["method"], int(x["update"]), x["suite"]) for x in rows}
     assert {("SFT", 0, s) for s in suites} <= have
-    assert {(m, 2, s) for m in methods for s in suites} <= have
+    assert {(m, u, s) for m in methods for u in (1, 2) for s in suites} <= have
+    assert {(x["method"], x["seed"]) for x in rows if x["method"] != "SFT"} == {(m, k) for m in methods for k in "01"}
     for x in rows:
         assert 0.0 <= float(x["ci_low"]) <= float(x["success"]) <= float(x["ci_high"]) <= 1.0
     # the markdown table: a header with the suites and one row per method and checkpoint
     main, _, paired = md.partition("Differences in success")
     table = [ln for ln in main.splitlines() if ln.startswith("| ")]
-    assert len([ln for ln in paired.splitlines() if ln.startswith("| ") and " - SFT @0 |" in ln]) == 6 * 3
+    assert len([ln for ln in paired.splitlines() if ln.startswith("| ") and " - SFT @0 |" in ln]) == 6 * 2 * 3
     assert table[0].startswith("| method | updates | test-ios | test-android | test-unseen")
-    assert len(table) == 1 + 1 + len(methods)          # header + SFT + one checkpoint per method
+    assert len(table) == 1 + 1 + 2 * len(methods)      # header + SFT + two checkpoints per method
+    # RL rows: mean over the two seeds, then each seed's value
+    assert all(len(re.findall(r"\| \d+\.\d \(\d+\.\d / \d+\.\d\) ", ln)) == 3 for ln in table[2:]), table
     comps = json.loads((out / "results.json").read_text())["comparisons"]
     assert {(c["method"], c["vs"], c["suite"]) for c in comps} >= {(m, "SFT", s) for m in methods for s in suites}
     assert all(c["tasks"] == 4 and c["ci_low"] <= c["difference"] <= c["ci_high"] for c in comps)
     assert "paired 95% interval" in md
     assert (out / "success_vs_updates.png").stat().st_size > 1000
     assert (out / "length_vs_updates.png").stat().st_size > 1000
+    # the transcript's comparisons, measured: dense @1 vs terminal-only @2, GiGPPO's updates to
+    # reach PPO, both critics' explained variance before each update, the cautionary reward
+    found = json.loads((out / "results.json").read_text())["findings"]
+    assert found["dense_vs_terminal"]["n"] == 1
+    assert set(found["explained_variance_before"]) == {"PPO (dense)", "GiGPPO"}
+    assert found["reward_effect"][0]["vs"] == "GRPO"
+    ev = json.loads((out / "results.json").read_text())["explained_variance_before"]
+    assert set(ev) == {f"{r}-s{k}" for r in ("ppo-dense", "ppo-terminal-only", "gigppo") for k in "01"} and all(len(v) == 2 for v in ev.values())
+    assert "Dense PPO after 1 updates" in md and "explained_variance.png" in md
+    assert (out / "explained_variance.png").stat().st_size > 1000
 
 
 def test_bad_table_config_is_a_clear_error(tmp_path) -> None:
@@ -62,7 +76,8 @@ def test_paired_comparisons_match_tasks_and_use_the_paired_interval() -> None:
     sft = {"t1": True, "t2": False, "t3": False, "t4": False}
     a = {"t1": True, "t2": True, "t3": True, "t4": False}
     b = {"t1": False, "t2": True, "t3": False, "t4": False}
-    comps = paired_comparisons(cfg, {("SFT", 0, "test-ios"): sft, ("A", 2, "test-ios"): a, ("B", 2, "test-ios"): b})
+    comps = paired_comparisons(cfg, {("SFT", None, 0, "test-ios"): sft, ("A", 0, 2, "test-ios"): a,
+                                     ("B", 0, 2, "test-ios"): b})
     by = {(c["method"], c["vs"]): c for c in comps}
     c = by[("A", "SFT")]
     assert (c["tasks"], c["only_method"], c["only_vs"], c["difference"]) == (4, 2, 0, 0.5)
