@@ -98,3 +98,19 @@ def test_table_config_schema_errors_name_the_field(tmp_path, text, match) -> Non
     p.write_text(text)
     with pytest.raises(ConfigError, match=match):
         TableConfig.load(p)
+
+
+def test_a_ppo_ptx_preset_trains_on_the_sft_stage_demonstrations(tmp_path, monkeypatch) -> None:
+    """With a preset that keeps a supervised term (sft_coef > 0, as `demo` does), every
+    method's trainer gets the SFT stage's demonstrations and logs the supervised loss."""
+    from navrl.experiments import paper_table
+    from navrl.experiments.paper_table import Method, run_paper_table
+    real = paper_table.get_preset
+    monkeypatch.setattr(paper_table, "get_preset",
+                        lambda name, **kw: real(name, **{**kw, "sft_coef": 1.0, "critic_warmup_updates": 0}))
+    cfg = TableConfig(preset="quick", updates=1, eval_at=[0, 1], eval_episodes=2, suites=["test-ios"],
+                      methods=[Method("PPO", "ppo")], rl_seeds=[0])
+    run_paper_table(cfg, tmp_path, log=lambda *_: None)
+    ups = [json.loads(x) for x in (tmp_path / "runs" / "ppo-s0" / "metrics.jsonl").read_text().splitlines()]
+    ups = [u for u in ups if u["kind"] == "update"]
+    assert len(ups) == 1 and ups[0]["policy/sft_loss"] > 0

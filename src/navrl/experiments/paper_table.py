@@ -104,7 +104,7 @@ def run_paper_table(cfg: TableConfig, out: str | Path, command: str = "", log=pr
     t0 = time.perf_counter()
     preset = get_preset(cfg.preset, seed=cfg.seed)
     log(f"SFT ({cfg.preset} preset)")
-    run_sft(preset, out / "sft", seed=cfg.seed)
+    _, sres = run_sft(preset, out / "sft", seed=cfg.seed)
     sft_path = out / "sft" / "sft.pt"
     rows: list[dict] = []
     outcomes: Outcomes = {}   # per-task success, for paired comparisons
@@ -134,7 +134,9 @@ def run_paper_table(cfg: TableConfig, out: str | Path, command: str = "", log=pr
             log(f"{m.name}, RL seed {k}: {cfg.updates} updates ({m.estimator}, reward {m.reward})")
             p = get_preset(cfg.preset, seed=k, estimator=m.estimator, reward_preset=m.reward,
                            num_updates=cfg.updates, eval_every=0)
-            tr = Trainer(load_policy(sft_path), p.train, out / "runs" / run_name(m, k))
+            # PPO-ptx presets keep a supervised term on the SFT stage's own demonstrations
+            tr = Trainer(load_policy(sft_path), p.train, out / "runs" / run_name(m, k),
+                         sft_demos=sres.demos if p.train.sft_coef > 0 else None)
             while tr.update < cfg.updates:
                 tr.train_step()
                 if tr.update in cfg.eval_at:
