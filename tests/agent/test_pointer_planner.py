@@ -310,3 +310,20 @@ def test_runner_gives_the_previous_apps_last_screen_as_memory():
     ep.obs = obs("Messages", "New Message")
     ep.look()
     assert ep.seen_texts() == ("Nina Petrova", "nina.p@example.org")
+
+
+@pytest.mark.parametrize("text,whole,never", [
+    ("Confirmation code: B36KAZ. Check in", "B36KAZ", ["B", "B36", "36KAZ", "KAZ"]),
+    ("Confirmation code: DKV3N3.", "DKV3N3", ["DKV3N", "DKV", "3N3"]),
+    ("Subtotal $33.75   Total $36.74", "36.74", []),
+    ("H:62  L:46", "62", ["H:6"]),
+])
+def test_text_spans_never_cut_through_a_word(text, whole, never):
+    """A code is copied whole or not at all: no span starts or ends inside a run of glued
+    letters and digits, and a glued run counts as one unit of the span length."""
+    from navrl.agent.policy.pointer.text import pieces, span_text, spans
+    ps = pieces(text)
+    got = {span_text(text, ps, a, b) for a, b in spans(ps, 1)} | {span_text(text, ps, a, b) for a, b in spans(ps, 8)}
+    assert whole in got and not (set(never) & got), sorted(got)
+    if whole.isalnum():
+        assert whole in {span_text(text, ps, a, b) for a, b in spans(ps, 1)}   # one word, one unit

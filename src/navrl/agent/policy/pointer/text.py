@@ -86,15 +86,27 @@ def alignment(text: str, other: str, other_keys: set[str] | None = None,
     return [exact, contain, share, jac, tri]
 
 
+def _glued(a: Piece, b: Piece) -> bool:
+    """``a`` and ``b`` are one alphanumeric word on the page ("DKV3N3" is DKV|3|N|3)."""
+    return a.end == b.start and a.text[0].isalnum() and b.text[0].isalnum()
+
+
 def spans(ps: "tuple[Piece, ...] | list[Piece]", max_len: int) -> list[tuple[int, int]]:
-    """Candidate (first, last) piece index pairs, last inclusive, at most ``max_len`` pieces,
-    not starting on a closing/separating character nor ending on an opening one."""
+    """Candidate (first, last) piece index pairs, last inclusive, at most ``max_len`` pieces
+    (a word of glued pieces counts as one),
+    not starting on a closing/separating character nor ending on an opening one, and never
+    cutting through a word: a code like "B36KAZ" is one value, so "B" or "B36" alone is no
+    candidate (a typed text or an answer is copied whole)."""
     out = []
     for i, a in enumerate(ps):
-        if a.text in _EDGE_BAN or a.text in ".!?":
+        if a.text in _EDGE_BAN or a.text in ".!?" or (i > 0 and _glued(ps[i - 1], a)):
             continue
-        for j in range(i, min(len(ps), i + max_len)):
-            if ps[j].text in _END_BAN:
+        units = 0
+        for j in range(i, len(ps)):
+            units += 0 if j > i and _glued(ps[j - 1], ps[j]) else 1   # a glued word counts once
+            if units > max_len:
+                break
+            if ps[j].text in _END_BAN or (j + 1 < len(ps) and _glued(ps[j], ps[j + 1])):
                 continue
             out.append((i, j))
     return out
