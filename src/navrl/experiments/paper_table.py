@@ -99,6 +99,9 @@ class TableConfig:
         return self
 
 
+Outcomes = dict  # (method, RL seed or None for SFT, update, suite) -> {task id: success}
+
+
 def run_paper_table(cfg: TableConfig, out: str | Path, command: str = "", log=print) -> Path:
     out = Path(out)
     t0 = time.perf_counter()
@@ -146,9 +149,6 @@ def run_paper_table(cfg: TableConfig, out: str | Path, command: str = "", log=pr
     write_outputs(cfg, rows, out, command=command, minutes=minutes,
                   comparisons=paired_comparisons(cfg, outcomes))
     return out / "results.md"
-
-
-Outcomes = dict  # (method, RL seed or None for SFT, update, suite) -> {task id: success}
 
 
 def run_name(m: Method, seed: int) -> str:
@@ -265,13 +265,10 @@ def findings(cfg: TableConfig, rows: list[dict], ev: dict[str, list[float | None
         f["gigppo_reach"] = {"ppo_final": target, "updates": reach}
     evs = {}
     for m in (ppo, gig):
-        if m is None:
-            continue
-        vals = [v for k in cfg.rl_seeds for v in ev.get(run_name(m, k), []) if v is not None]
+        runs = [ev.get(run_name(m, k), []) for k in cfg.rl_seeds] if m is not None else []
+        vals = [v for r in runs for v in r if v is not None]
         if vals:
-            evs[m.name] = {"mean": _mean(vals), "first": _mean([ev[run_name(m, k)][0] for k in cfg.rl_seeds
-                                                              if ev.get(run_name(m, k)) and
-                                                              ev[run_name(m, k)][0] is not None]),
+            evs[m.name] = {"mean": _mean(vals), "first": _mean([r[0] for r in runs if r and r[0] is not None]),
                            "last_half": _mean(vals[len(vals) // 2:])}
     if evs:
         f["explained_variance_before"] = evs
@@ -309,10 +306,12 @@ def _findings_md(f: dict) -> list[str]:
                      f"(first update {e['first']:.2f}, last half {e['last_half']:.2f}); see "
                      "explained_variance.png.")
     for r in f.get("reward_effect", []):
+        if None in (r["length"], r["vs_length"], r["sft_length"]):
+            lines.append(f"- {r['method']}: not measured.")
+            continue
         lines.append(f"- {r['method']} vs {r['vs']}: mean episode length {r['length']:.1f} vs "
                      f"{r['vs_length']:.1f} (SFT {r['sft_length']:.1f}); success {_pct(r['success'])} vs "
-                     f"{_pct(r['vs_success'])}." if None not in (r["length"], r["vs_length"], r["sft_length"])
-                     else f"- {r['method']}: not measured.")
+                     f"{_pct(r['vs_success'])}.")
     return lines
 
 

@@ -68,6 +68,21 @@ STATED_GOALS: BoundedCache[tuple[str, int], str] = BoundedCache(100_000)
 _REATTACH = ("not attached", "session closed", "target closed", "detached", "no target with given id")
 
 
+_SWAP = ("context", "navigat", "destroyed")
+
+
+def _document_swapped(e: BaseException) -> bool:
+    """``e`` says the page's document went away under a call (a navigation), not that the
+    CDP session itself was lost (:data:`_REATTACH`)."""
+    low = str(e).lower()
+    return any(k in low for k in _SWAP) and not any(k in low for k in _REATTACH)
+
+
+def _swapped_or_detached(e: BaseException) -> bool:
+    low = str(e).lower()
+    return any(k in low for k in _SWAP + _REATTACH)
+
+
 class _DocumentSwapped(Exception):
     """The document went away while the UI tree was being read (a navigation under way)."""
 
@@ -455,7 +470,7 @@ class BrowserDevice(Device):
         # A tap on a link can start its navigation after the page looked settled: a read that
         # lands in the new document before it is parsed (or in the old one while it unloads)
         # waits for the new document and reads again.
-        for attempt in range(3):
+        for _ in range(3):
             try:
                 obs = await self._a_read_observation()
             except _DocumentSwapped:
@@ -479,8 +494,7 @@ class BrowserDevice(Device):
             else:
                 res, shot = await tree, None
         except Exception as e:  # noqa: BLE001 - only a document swapped mid-read is retried
-            low = str(e).lower()
-            if any(k in low for k in ("context", "navigat", "destroyed")) and not any(k in low for k in _REATTACH):
+            if _document_swapped(e):
                 raise _DocumentSwapped() from e
             raise
         if "exceptionDetails" in res:
@@ -526,8 +540,7 @@ class BrowserDevice(Device):
                 if sig is not None:          # null: the document is unloading
                     return sig
         except Exception as e:  # noqa: BLE001
-            low = str(e).lower()
-            if not any(k in low for k in ("context", "navigat", "destroyed") + _REATTACH):
+            if not _swapped_or_detached(e):
                 raise map_error(e, "settle") from e
         await self._a_await_document()
         return None
@@ -546,8 +559,7 @@ class BrowserDevice(Device):
                 if (r.get("result") or {}).get("value"):
                     break
             except Exception as e:  # noqa: BLE001 - the document is being swapped
-                low = str(e).lower()
-                if not any(k in low for k in ("context", "navigat", "destroyed") + _REATTACH):
+                if not _swapped_or_detached(e):
                     raise map_error(e, "navigation after an action") from e
             if loop.time() > deadline:
                 raise DeviceError("navigation_timeout", f"no new document after {self.nav_timeout_s:g} s")
