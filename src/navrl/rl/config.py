@@ -106,6 +106,10 @@ class TrainConfig:
     sft_batch_size: int = 16
     """Demonstration steps drawn for the supervised term per policy minibatch."""
 
+    sft_augment: float = 0.0
+    """Share of the supervised term's demonstration steps shown in randomised form (as
+    ``SFTConfig.augment``), so RL on one platform keeps what augmented SFT made robust."""
+
     grad_clip: float | None = 1.0
     """Max global gradient norm per optimiser step; None disables clipping."""
 
@@ -260,6 +264,8 @@ class TrainConfig:
                 raise ConfigError(f"{name} must be > 0, got {getattr(self, name)}")
         if self.clip_eps >= 1.0:
             raise ConfigError(f"clip_eps must be < 1, got {self.clip_eps}")
+        if not 0.0 <= self.sft_augment <= 1.0:
+            raise ConfigError(f"sft_augment must be in [0, 1], got {self.sft_augment}")
         for name in ("kl_coef", "entropy_coef", "sft_coef", "weight_decay", "gigpo_step_weight"):
             if real(name) < 0.0:
                 raise ConfigError(f"{name} must be >= 0, got {getattr(self, name)}")

@@ -151,11 +151,17 @@ class SFTConfig:
     """Weight each demonstration step by (frequency of its Step kind)^-balance_kinds (mean weight
     1): 0 is plain SFT; 0.5 lets rare decisions (asking the user: ~1.5% of steps) count without
     drowning the common ones."""
+    augment: float = 0.0
+    """Share of demonstration steps shown in a randomised form each epoch (the policy's
+    ``augment_prompt``: for the pointer planner, distractor nodes and other screen geometry,
+    so that what it learns carries to another platform's chrome); 0 is plain SFT."""
 
     def validate(self) -> "SFTConfig":
         from navrl.rl.config import ConfigError
         if self.n_tasks < 2 or self.epochs < 1 or self.batch_size < 1 or self.lr <= 0:
             raise ConfigError(f"invalid SFT config {self}")
+        if not 0.0 <= self.augment <= 1.0:
+            raise ConfigError(f"augment must be in [0, 1], got {self.augment}")
         if not 0.0 < self.heldout_frac < 1.0:
             raise ConfigError(f"heldout_frac must be in (0, 1), got {self.heldout_frac}")
         return self
@@ -193,6 +199,19 @@ def demo_loss(policy: Policy, batch: list[Demo], weights: dict[str, float] | Non
         return -(sb.logprobs.sum() / sb.mask.sum())
     w = torch.tensor([weights.get(step_kind(d.target), 1.0) for d in batch])[:, None]
     return -((sb.logprobs * w).sum() / (sb.mask * w).sum())
+
+
+def augment_batch(policy: Policy, batch: list[Demo], share: float, rng: random.Random) -> list[Demo]:
+    """``batch`` with each demonstration replaced, with probability ``share``, by its randomised
+    form (same target); one the policy cannot express once randomised stays as it was."""
+    out = []
+    for d in batch:
+        if rng.random() < share:
+            a = Demo(policy.augment_prompt(d.prompt, rng), d.target)
+            if policy.encode_demo(a.prompt, a.target) is not None:
+                d = a
+        out.append(d)
+    return out
 
 
 def step_kind(target: str) -> str:
@@ -252,6 +271,8 @@ def train_sft(policy: Policy, demos: list[Demo], cfg: SFTConfig,
     weights = kind_weights(train, cfg.balance_kinds)
     for epoch in range(cfg.epochs):
         for b in _batches(train, cfg.batch_size, rng):
+            if cfg.augment > 0:
+                b = augment_batch(policy, b, cfg.augment, rng)
             loss = demo_loss(policy, b, weights)
             opt.zero_grad()
             loss.backward()

@@ -33,7 +33,7 @@ from navrl.rl.config import ConfigError, TrainConfig
 from navrl.rl.critic import CriticAdapter
 from navrl.rl.losses import critic_loss, ppo_policy_loss
 from navrl.rl.metrics import MetricsLogger
-from navrl.rl.sft import Demo, demo_loss
+from navrl.rl.sft import Demo, augment_batch, demo_loss
 from navrl.rollout.runner import EpisodeRunner, RunnerConfig
 from navrl.tasks.source import PhoneWorldTasks, TaskSource
 
@@ -255,6 +255,8 @@ class Trainer:
                     # PPO-ptx: keep fitting the demonstrations so the few tasks of one update
                     # cannot pull the planner away from everything SFT taught it
                     demos = self.rng.sample(self.sft_demos, min(cfg.sft_batch_size, len(self.sft_demos)))
+                    if cfg.sft_augment > 0:
+                        demos = augment_batch(pol, demos, cfg.sft_augment, self.rng)
                     sft = demo_loss(pol, demos)
                     loss = loss + cfg.sft_coef * sft
                     agg["policy/sft_loss"] += float(sft.detach())

@@ -65,6 +65,11 @@ class Policy(Planner, abc.ABC):
     def prepare_sft(self, demos) -> None:
         """Called once with all demonstrations before SFT (e.g. to learn question frames)."""
 
+    def augment_prompt(self, prompt: str, rng) -> str:
+        """A randomised version of a demonstration's ``prompt`` with the same decision (SFT and
+        PPO-ptx data augmentation); policies without one return ``prompt`` unchanged."""
+        return prompt
+
     def plan_values(self, state: torch.Tensor | None, n: int) -> list[float | None]:
         """The critic's value of each of the ``n`` planned states, for their outputs: None
         each without a critic, a state, or a value (the GiGPPO critic gives none at rollout)."""

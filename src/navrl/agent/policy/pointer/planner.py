@@ -16,6 +16,7 @@ import torch
 
 from navrl.agent.planner import PlannerContext, PlannerOutput
 from navrl.agent.policy.base import Policy, ScoredBatch
+from navrl.agent.policy.pointer.augment import augment_prompt
 from navrl.agent.policy.pointer.features import (KIND_ID, NODE_KINDS, Decision, Encoded, Vocab,
                                                  context_prompt, decision_for, encode, question_frame, render_text)
 from navrl.agent.policy.pointer.model import NEG, PointerConfig, PointerNet, collate
@@ -89,6 +90,10 @@ class PointerPlanner(Policy):
             split = question_frame(c.text, json.loads(dm.prompt)["g"])
             if split and split[0] not in self.frames and len(self.frames) < self.config.max_frames:
                 self.frames.append(split[0])
+
+    def augment_prompt(self, prompt: str, rng) -> str:
+        """Distractor nodes and other geometry (:mod:`navrl.agent.policy.pointer.augment`)."""
+        return augment_prompt(prompt, self.vocab.words, rng)
 
     def state_dict_all(self) -> dict:
         return {"model": self.model.state_dict(), "config": asdict(self.config), "vocabulary": self.vocab.words,
