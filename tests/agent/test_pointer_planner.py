@@ -327,3 +327,26 @@ def test_text_spans_never_cut_through_a_word(text, whole, never):
     assert whole in got and not (set(never) & got), sorted(got)
     if whole.isalnum():
         assert whole in {span_text(text, ps, a, b) for a, b in spans(ps, 1)}   # one word, one unit
+
+
+@pytest.mark.parametrize("text,span,want", [
+    # (whole run of capitalised words, cuts one, leaves out a zero fraction, a non-zero one)
+    ("walk from Computer History Museum to Stanford University?", "Stanford University", [1, 0, 0, 0]),
+    ("walk from Computer History Museum to Stanford University?", "University", [0, 1, 0, 0]),
+    ("walk from Computer History Museum to Stanford University?", "Computer History", [0, 1, 0, 0]),
+    ("walk from Computer History Museum to Stanford University?", "History Museum to Stanford", [0, 1, 0, 0]),
+    ("Send $40.00 to Mom", "40", [0, 0, 1, 0]),
+    ("Send $40.00 to Mom", "40.00", [0, 0, 0, 0]),
+    ("Transfer $19.99 from my checking", "19", [0, 0, 0, 1]),
+    ("Transfer $19.99 from my checking", "19.99", [0, 0, 0, 0]),
+    ("How much does Sunglasses cost in the Shop app?", "Sunglasses", [1, 0, 0, 0]),
+    ("How much does Sunglasses cost in the Shop app?", "Sunglasses cost", [0, 0, 0, 0]),
+])
+def test_span_boundary_features(text, span, want):
+    """The cues for copying a value whole: a span's edges against runs of capitalised words
+    and against a number's fraction (entities and digits are otherwise placeholders)."""
+    from navrl.agent.policy.pointer.text import boundary_features, pieces, span_text, spans
+    ps = pieces(text)
+    found = [(a, b) for a, b in spans(ps, 16) if span_text(text, ps, a, b) == span]
+    assert len(found) == 1
+    assert boundary_features(ps, *found[0]) == [float(w) for w in want]

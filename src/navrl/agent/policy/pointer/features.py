@@ -19,8 +19,8 @@ import zlib
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from navrl.agent.policy.pointer.text import (Piece, STOPWORDS, alignment, content_keys, norm, pieces, span_text,
-                                             spans, trigrams)
+from navrl.agent.policy.pointer.text import (Piece, STOPWORDS, alignment, boundary_features, content_keys, norm,
+                                             pieces, span_text, spans, trigrams)
 from navrl.lru import BoundedCache
 
 KINDS = ("tap", "long_press", "type", "swipe_up", "swipe_down", "swipe_left", "swipe_right", "home", "ask",
@@ -50,7 +50,7 @@ N_PLACEHOLDERS = 128
 NODE_FEATS = 27
 CTX_FEATS = 6
 GLOBAL_FEATS = 5
-CAND_FEATS = 12
+CAND_FEATS = 16
 HIST_FEATS = 3
 
 
@@ -360,7 +360,7 @@ def _cand_feats(src: int, txt: str, ps: list[Piece], a: int, b: int, quoted: boo
     numeric = float(bool(re.fullmatch(r"[\d\s.,:$%-]+", txt)))
     return [float(src == 0), float(src == 1), float(src == 2), float(src == 3), float(src == 4), whole,
             float(quoted), min(n, 16) / 16.0, numeric, float(txt[:1] == "$"),
-            float(any(c.isalpha() for c in txt)), float(txt[-1:] in ".!?")]
+            float(any(c.isalpha() for c in txt)), float(txt[-1:] in ".!?")] + boundary_features(ps, a, b)
 
 
 # ---------------------------------------------------------------------------- decisions

@@ -112,5 +112,41 @@ def spans(ps: "tuple[Piece, ...] | list[Piece]", max_len: int) -> list[tuple[int
     return out
 
 
+def _cap(p: Piece) -> bool:
+    return p.is_word and p.text[0].isupper()
+
+
+def _near(a: Piece, b: Piece) -> bool:
+    """``b`` follows ``a`` with at most one character between them (a space, an apostrophe)."""
+    return b.start - a.end <= 1
+
+
+def boundary_features(ps: "tuple[Piece, ...] | list[Piece]", i: int, j: int) -> list[float]:
+    """Where a span's edges fall in its text, the cues a reader uses to copy a value whole:
+
+    - it is exactly one run of capitalised words ("Stanford University", "San Jose Airport"),
+    - it cuts such a run (the name is longer than the span: "University", "Jose Airport"),
+    - it ends on a number whose zero fraction it leaves out ("40" of "$40.00"),
+    - it ends on a number whose non-zero fraction it leaves out ("19" of "$19.99").
+    Entity words reach the planner as placeholders and numbers as such, so without these
+    the span's edges are invisible to it."""
+    if not ps:
+        return [0.0] * 4
+    n = len(ps)
+    joined_left = i > 0 and _cap(ps[i - 1]) and _near(ps[i - 1], ps[i])
+    joined_right = j + 1 < n and _cap(ps[j + 1]) and _near(ps[j], ps[j + 1])
+    inner = ps[i:j + 1]
+    words = [p for p in inner if p.is_word]
+    whole = (_cap(ps[i]) and not joined_left and not joined_right and (_cap(ps[j]) or ps[j].is_number)
+             and all(_cap(p) or len(p.text) == 1 for p in words))
+    cuts = (_cap(ps[i]) and joined_left) or (_cap(ps[j]) and joined_right)
+    zero = nonzero = False
+    if ps[j].is_number and j + 2 < n and ps[j + 1].text == "." and ps[j + 2].is_number \
+            and ps[j].end == ps[j + 1].start and ps[j + 1].end == ps[j + 2].start:
+        zero = set(ps[j + 2].text) == {"0"}
+        nonzero = not zero
+    return [float(whole), float(cuts), float(zero), float(nonzero)]
+
+
 def span_text(s: str, ps: "tuple[Piece, ...] | list[Piece]", i: int, j: int) -> str:
     return s[ps[i].start:ps[j].end]
