@@ -85,6 +85,9 @@ class Trainer:
         self.opt_policy = torch.optim.AdamW(policy.policy_parameters(), lr=cfg.policy_lr, weight_decay=cfg.weight_decay)
         self.opt_critic = torch.optim.AdamW(self.critic.parameters(), lr=cfg.critic_lr)
         self.ref_policy = copy.deepcopy(policy) if cfg.kl_coef > 0 else None
+        self.skip_zero_advantages = True
+        """Leave samples whose advantage is 0 out of the policy's forward pass when that changes
+        nothing (no KL or entropy term): 20-45% of a GiGPO batch, the same optimiser steps."""
         self.rng = random.Random(cfg.seed)
         self.update = 0
         self.tasks = tasks or PhoneWorldTasks("train", perturb=None if cfg.train_perturb else PerturbConfig.off())
@@ -142,8 +145,9 @@ class Trainer:
         batch = Batch.from_trajectories(trajs)
         mask = batch.step_mask & batch.valid[:, None]
 
-        # 3. advantages: states at the last prompt token, critic values, estimator registry
-        states = self._states(batch)                                    # [B,T,D], no grad
+        # 3. advantages: states at the last prompt token and critic values (critic estimators
+        # only: re-encoding every state is a forward pass over the whole batch), estimator registry
+        states = self._states(batch) if cfg.uses_critic else None      # [B,T,D], no grad
         G = discounted_returns(batch.step_rewards, batch.terminal_rewards, mask, self.gamma)
         with torch.no_grad():
             V = self.critic.grid_values(states, G, batch) if cfg.uses_critic else None
@@ -229,28 +233,50 @@ class Trainer:
         if not S:
             return {}
         agg: Counter = Counter()
-        n = 0
+        n = n_pg = 0     # optimiser steps; minibatches with a policy-gradient term
+        skip_zero = self.skip_zero_advantages and cfg.kl_coef == 0 and cfg.entropy_coef == 0
+        # every parameter takes every optimiser step (AdamW moves on momentum even at a zero
+        # gradient), whichever heads a minibatch's decisions happen to use
+        for prm in pol.policy_parameters():
+            if prm.grad is None:
+                prm.grad = torch.zeros_like(prm)
         for epoch in range(cfg.ppo_epochs):
             chunks = _length_chunks(S, cfg.minibatch_size)
             self.rng.shuffle(chunks)
             for chunk in chunks:
-                # score at the rollout temperature: the recorded old log-probs are of the tempered
-                # policy the rollouts sampled from, so that is the policy this update trains
-                T = cfg.rollout_temperature
-                sb = pol.score([s.prompt for s in chunk], [s.output_ids for s in chunk], temperature=T)
-                L = sb.logprobs.shape[1]
-                old = torch.zeros(len(chunk), L)
-                for i, s in enumerate(chunk):
-                    old[i, :len(s.old_logprobs)] = torch.tensor(s.old_logprobs[:L])
-                a = torch.stack([advantages[s.b, s.t] for s in chunk])
-                ref = None
-                if self.ref_policy is not None:
-                    with torch.no_grad():
-                        ref = self.ref_policy.score([s.prompt for s in chunk], [s.output_ids for s in chunk],
-                                                   temperature=T).logprobs
-                out = ppo_policy_loss(sb.logprobs, old, a, sb.mask, cfg.clip_eps, ref_logp=ref, kl_coef=cfg.kl_coef,
-                                      entropy=sb.entropy, entropy_coef=cfg.entropy_coef)
-                loss = out.loss
+                scale = 1.0
+                if skip_zero:
+                    # a zero advantage contributes exactly nothing to the clipped surrogate (nor
+                    # to its gradient) when no KL or entropy term is on: score only the others
+                    # and keep the minibatch's token-mean denominator, so the step is the same
+                    kept = [s for s in chunk if float(advantages[s.b, s.t]) != 0.0]
+                    full = sum(len(s.output_ids) for s in chunk)
+                    scale = sum(len(s.output_ids) for s in kept) / max(1, full)
+                    chunk = kept
+                if chunk:
+                    # score at the rollout temperature: the recorded old log-probs are of the
+                    # tempered policy the rollouts sampled from, so that is the policy trained
+                    T = cfg.rollout_temperature
+                    sb = pol.score([s.prompt for s in chunk], [s.output_ids for s in chunk], temperature=T)
+                    L = sb.logprobs.shape[1]
+                    old = torch.zeros(len(chunk), L)
+                    for i, s in enumerate(chunk):
+                        old[i, :len(s.old_logprobs)] = torch.tensor(s.old_logprobs[:L])
+                    a = torch.stack([advantages[s.b, s.t] for s in chunk])
+                    ref = None
+                    if self.ref_policy is not None:
+                        with torch.no_grad():
+                            ref = self.ref_policy.score([s.prompt for s in chunk], [s.output_ids for s in chunk],
+                                                       temperature=T).logprobs
+                    out = ppo_policy_loss(sb.logprobs, old, a, sb.mask, cfg.clip_eps, ref_logp=ref,
+                                          kl_coef=cfg.kl_coef, entropy=sb.entropy, entropy_coef=cfg.entropy_coef)
+                    loss = out.loss * scale
+                    for k, v in out.stats().items():
+                        agg[k] += float(v)
+                    n_pg += 1
+                else:
+                    loss = torch.zeros(())
+                n += 1
                 if cfg.sft_coef > 0:
                     # PPO-ptx: keep fitting the demonstrations so the few tasks of one update
                     # cannot pull the planner away from everything SFT taught it
@@ -260,17 +286,15 @@ class Trainer:
                     sft = demo_loss(pol, demos)
                     loss = loss + cfg.sft_coef * sft
                     agg["policy/sft_loss"] += float(sft.detach())
-                self.opt_policy.zero_grad()
-                loss.backward()
+                self.opt_policy.zero_grad(set_to_none=False)
+                if loss.requires_grad:    # (every advantage 0 and no SFT term: a zero-gradient step)
+                    loss.backward()
                 if cfg.grad_clip:
                     torch.nn.utils.clip_grad_norm_(pol.policy_parameters(), cfg.grad_clip)
                 self.opt_policy.step()
-                for k, v in out.stats().items():
-                    agg[k] += float(v)
-                n += 1
                 if progress:
                     progress("update", 1, 0)
-        return {k: v / n for k, v in agg.items()}
+        return {k: v / (n if k == "policy/sft_loss" else max(1, n_pg)) for k, v in agg.items()}
 
     @staticmethod
     def _rollout_metrics(trajs) -> dict:

@@ -261,6 +261,9 @@ def encode(prompt: str, vocab: Vocab) -> Encoded:
             ctx_key.append(p.key)
             ctx_feats.append([float(p.is_number), float(p.key in vocab.index), float(inq),
                               float(p.key in screen_keys), float(p.key in STOPWORDS), float(seg == 1)])
+    ctx_rows_of: dict[str, list[int]] = {}
+    for c, key in enumerate(ctx_key):
+        ctx_rows_of.setdefault(key, []).append(c)
     # --- history: the last steps' kinds and targets
     hist_kind, hist_ids, hist_feats, hist_targets = [], [], [], []
     labels_now = {norm(str(n[1])) for n in nodes}
@@ -301,9 +304,10 @@ def encode(prompt: str, vocab: Vocab) -> Encoded:
               min(i, 95) / 95.0, float(app.lower() == lab_n)]
         node_feats.append(f)
         lkeys = _node_keys(label, value)
-        for c, key in enumerate(ctx_key):
-            if key in lkeys:
-                match_ctx.append((i, c))
+        if len(lkeys) < len(ctx_key):   # look the node's few keys up instead of scanning the goal
+            match_ctx.extend((i, c) for c in sorted(c for k in lkeys for c in ctx_rows_of.get(k, ())))
+        else:
+            match_ctx.extend((i, c) for c, key in enumerate(ctx_key) if key in lkeys)
         acc = [False] * K
         for kname, need in NODE_KINDS.items():
             acc[KIND_ID[kname]] = bool(label) and need[0] in acts and bool(enabled)
