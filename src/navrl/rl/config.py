@@ -157,6 +157,11 @@ class TrainConfig:
     N / tasks_per_update updates (a planner that generalises across seeds learns its templates
     from repeats; measured in docs/results/pointer_planner.md)."""
 
+    pool_replay: float = 0.0
+    """With a task pool: 0 cycles it in order; T > 0 draws each update's tasks by prioritised
+    level replay (``navrl.rl.replay``): tasks whose sibling rollouts disagreed most (mean
+    |advantage|) more often, rank-based with temperature T, 30% by staleness."""
+
     rollout_deadline_s: float | None = None
     """Seconds one update's rollouts (leases included) may take; None waits for every episode.
     At the deadline the episodes still running are masked as ``timeout`` stragglers (never
@@ -264,6 +269,8 @@ class TrainConfig:
                 raise ConfigError(f"{name} must be > 0, got {getattr(self, name)}")
         if self.clip_eps >= 1.0:
             raise ConfigError(f"clip_eps must be < 1, got {self.clip_eps}")
+        if real("pool_replay") < 0.0:
+            raise ConfigError(f"pool_replay must be >= 0, got {self.pool_replay}")
         if not 0.0 <= self.sft_augment <= 1.0:
             raise ConfigError(f"sft_augment must be in [0, 1], got {self.sft_augment}")
         for name in ("kl_coef", "entropy_coef", "sft_coef", "weight_decay", "gigpo_step_weight"):

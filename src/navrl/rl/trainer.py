@@ -33,6 +33,7 @@ from navrl.rl.config import ConfigError, TrainConfig
 from navrl.rl.critic import CriticAdapter
 from navrl.rl.losses import critic_loss, ppo_policy_loss
 from navrl.rl.metrics import MetricsLogger
+from navrl.rl.replay import PoolReplay
 from navrl.rl.sft import Demo, augment_batch, demo_loss
 from navrl.rollout.runner import EpisodeRunner, RunnerConfig
 from navrl.tasks.source import PhoneWorldTasks, TaskSource
@@ -101,6 +102,9 @@ class Trainer:
         self.logger = MetricsLogger(self.run_dir) if log else None
         self.masked_total = 0
         self._pool: list | None = None   # cfg.task_pool's fixed tasks, drawn on first use
+        self.replay = PoolReplay(cfg.task_pool, temperature=cfg.pool_replay) \
+            if cfg.task_pool > 0 and cfg.pool_replay > 0 else None
+        self._drawn: dict[str, int] = {}
         self.masked_streak = 0
         """Updates in a row whose every trajectory was masked."""
 
@@ -131,8 +135,23 @@ class Trainer:
             return self.tasks.sample(cfg.tasks_per_update, self.rng)
         if self._pool is None:
             self._pool = self.tasks.sample(cfg.task_pool, random.Random(cfg.seed + 1))
+        if self.replay is not None:
+            idx = self.replay.draw(cfg.tasks_per_update, self.update, self.rng)
+            self._drawn = {self._pool[i].id: i for i in idx}
+            return [self._pool[i] for i in idx]
         k = (self.update * cfg.tasks_per_update) % len(self._pool)
         return [self._pool[(k + i) % len(self._pool)] for i in range(cfg.tasks_per_update)]
+
+    def _score_replay(self, trajs, batch: Batch, advantages: torch.Tensor, mask: torch.Tensor) -> None:
+        """Prioritised replay: each drawn task's score is its rollouts' mean |advantage|."""
+        acc: dict[int, list[float]] = {}
+        for b, t in enumerate(trajs):
+            i = self._drawn.get(t.task.get("id") if isinstance(t.task, dict) else None)
+            m = mask[b]
+            if i is not None and bool(m.any()):
+                acc.setdefault(i, []).append(float(advantages[b][m].abs().mean()))
+        for i, v in acc.items():
+            self.replay.update(i, sum(v) / len(v))
 
     def learn(self, trajs, tm: dict | None = None, progress=None) -> UpdateStats:
         """3. advantages and 4. update from scored trajectories, then 5. log."""
@@ -156,6 +175,8 @@ class Trainer:
             valid=batch.valid, group_ids=batch.group_ids, gamma=self.gamma, values=V, state_keys=batch.state_keys,
             gigpo_step_weight=cfg.gigpo_step_weight, whiten=cfg.whiten_advantages))
         tm["advantages"] = time.perf_counter() - t1
+        if self.replay is not None:
+            self._score_replay(trajs, batch, adv.advantages, mask)
 
         # 4. update: the critic always, the policy after the warm-up
         t2 = time.perf_counter()
@@ -320,7 +341,8 @@ class Trainer:
                 "critic": self.critic.net.state_dict(), "opt_policy": self.opt_policy.state_dict(),
                 "opt_critic": self.opt_critic.state_dict(), "rng": self.rng.getstate(),
                 "torch_rng": torch.get_rng_state(), "masked_total": self.masked_total,
-                "masked_streak": self.masked_streak}
+                "masked_streak": self.masked_streak,
+                "replay": self.replay.state() if self.replay is not None else None}
 
     def checkpoint_bytes(self) -> tuple[int, bytes]:
         """(update, serialized checkpoint) of the state right now: taken between updates, it is
@@ -349,6 +371,8 @@ class Trainer:
         self.update = int(st["update"])
         self.masked_total = int(st.get("masked_total", 0))
         self.masked_streak = int(st.get("masked_streak", 0))
+        if self.replay is not None and st.get("replay"):
+            self.replay.load(st["replay"])
 
     def resume(self, run_dir: str | Path | None = None) -> None:
         """Continue this run from its last checkpoint: load it and cut ``metrics.jsonl`` back to
