@@ -35,15 +35,15 @@ def _presets() -> dict[str, Preset]:
         "demo": Preset(
             "demo",
             # Sized from measurements on the 2-core machine (docs/results/pointer_planner.md):
-            # SFT on 600 clean single-app demonstrations x 10 epochs (~70 s; clean single-app
-            # tasks of new seeds 87.5%); 30 GiGPO updates of 16 tasks x 8 rollouts at T 0.7,
-            # lr 5e-4, cycling a pool of 96 train tasks, with PPO-ptx (sft_coef 1: the
-            # demonstrations keep the planner from unlearning what they showed). Chosen on a
-            # validation set (train templates, new seeds, both skins): pool 96 vs 48 and 18 /
-            # 30 / 45 updates differ by less than the noise (val-ios 59.4% -> 70-73%).
+            # SFT on 600 clean single-app demonstrations x 10 epochs (~70 s); 30 GiGPO updates
+            # of 16 tasks x 8 rollouts at T 0.7, lr 5e-4, cycling a pool of 96 train tasks,
+            # with PPO-ptx (sft_coef 1: the demonstrations keep the planner from unlearning
+            # what they showed). Chosen on a validation set (train templates, new seeds, both
+            # skins): pool 96 vs 48 and 18 / 30 / 45 / 90 updates, kind exploration 0.1 and
+            # prioritised pool replay differ by less than the noise (val-ios 68.2% -> 79-80%).
             # Half of the demonstration steps are shown with distractor nodes and other screen
             # geometry (SFT and the PPO-ptx term): validation on Android screens 21.9% -> 42.7%
-            # after SFT at the same iOS score (docs/results/pointer_planner.md).
+            # after SFT at the same iOS score.
             SFTConfig(n_tasks=600, epochs=10, lr=3e-3, batch_size=32, augment=0.5),
             TinyConfig(),
             TrainConfig(tasks_per_update=16, rollouts_per_task=8, max_steps=20, num_updates=30,
