@@ -146,7 +146,7 @@ class Trainer:
         """Prioritised replay: each drawn task's score is its rollouts' mean |advantage|."""
         acc: dict[int, list[float]] = {}
         for b, t in enumerate(trajs):
-            i = self._drawn.get(t.task.get("id") if isinstance(t.task, dict) else None)
+            i = self._drawn.get(t.task.get("id"))
             m = mask[b]
             if i is not None and bool(m.any()):
                 acc.setdefault(i, []).append(float(advantages[b][m].abs().mean()))
@@ -265,38 +265,10 @@ class Trainer:
             chunks = _length_chunks(S, cfg.minibatch_size)
             self.rng.shuffle(chunks)
             for chunk in chunks:
-                scale = 1.0
-                if skip_zero:
-                    # a zero advantage contributes exactly nothing to the clipped surrogate (nor
-                    # to its gradient) when no KL or entropy term is on: score only the others
-                    # and keep the minibatch's token-mean denominator, so the step is the same
-                    kept = [s for s in chunk if float(advantages[s.b, s.t]) != 0.0]
-                    full = sum(len(s.output_ids) for s in chunk)
-                    scale = sum(len(s.output_ids) for s in kept) / max(1, full)
-                    chunk = kept
-                if chunk:
-                    # score at the rollout temperature: the recorded old log-probs are of the
-                    # tempered policy the rollouts sampled from, so that is the policy trained
-                    T = cfg.rollout_temperature
-                    sb = pol.score([s.prompt for s in chunk], [s.output_ids for s in chunk], temperature=T)
-                    L = sb.logprobs.shape[1]
-                    old = torch.zeros(len(chunk), L)
-                    for i, s in enumerate(chunk):
-                        old[i, :len(s.old_logprobs)] = torch.tensor(s.old_logprobs[:L])
-                    a = torch.stack([advantages[s.b, s.t] for s in chunk])
-                    ref = None
-                    if self.ref_policy is not None:
-                        with torch.no_grad():
-                            ref = self.ref_policy.score([s.prompt for s in chunk], [s.output_ids for s in chunk],
-                                                       temperature=T).logprobs
-                    out = ppo_policy_loss(sb.logprobs, old, a, sb.mask, cfg.clip_eps, ref_logp=ref,
-                                          kl_coef=cfg.kl_coef, entropy=sb.entropy, entropy_coef=cfg.entropy_coef)
-                    loss = out.loss * scale
-                    for k, v in out.stats().items():
-                        agg[k] += float(v)
-                    n_pg += 1
-                else:
-                    loss = torch.zeros(())
+                loss, stats = self._ppo_loss(chunk, advantages, skip_zero)
+                for k, v in stats.items():
+                    agg[k] += v
+                n_pg += bool(stats)
                 n += 1
                 if cfg.sft_coef > 0:
                     # PPO-ptx: keep fitting the demonstrations so the few tasks of one update
@@ -316,6 +288,38 @@ class Trainer:
                 if progress:
                     progress("update", 1, 0)
         return {k: v / (n if k == "policy/sft_loss" else max(1, n_pg)) for k, v in agg.items()}
+
+    def _ppo_loss(self, chunk: list, advantages: torch.Tensor, skip_zero: bool) -> tuple[torch.Tensor, dict]:
+        """The clipped PPO loss of one minibatch (and its stats; none when no sample is scored).
+
+        ``skip_zero``: a zero advantage contributes exactly nothing to the clipped surrogate
+        or its gradient when no KL or entropy term is on, so only the other samples are scored
+        and the loss keeps the whole minibatch's token-mean denominator: the same step."""
+        cfg, pol = self.cfg, self.policy
+        scale = 1.0
+        if skip_zero:
+            kept = [s for s in chunk if float(advantages[s.b, s.t]) != 0.0]
+            scale = sum(len(s.output_ids) for s in kept) / max(1, sum(len(s.output_ids) for s in chunk))
+            chunk = kept
+        if not chunk:
+            return torch.zeros(()), {}
+        # score at the rollout temperature: the recorded old log-probs are of the tempered
+        # policy the rollouts sampled from, so that is the policy this update trains
+        T = cfg.rollout_temperature
+        sb = pol.score([s.prompt for s in chunk], [s.output_ids for s in chunk], temperature=T)
+        L = sb.logprobs.shape[1]
+        old = torch.zeros(len(chunk), L)
+        for i, s in enumerate(chunk):
+            old[i, :len(s.old_logprobs)] = torch.tensor(s.old_logprobs[:L])
+        a = torch.stack([advantages[s.b, s.t] for s in chunk])
+        ref = None
+        if self.ref_policy is not None:
+            with torch.no_grad():
+                ref = self.ref_policy.score([s.prompt for s in chunk], [s.output_ids for s in chunk],
+                                           temperature=T).logprobs
+        out = ppo_policy_loss(sb.logprobs, old, a, sb.mask, cfg.clip_eps, ref_logp=ref, kl_coef=cfg.kl_coef,
+                              entropy=sb.entropy, entropy_coef=cfg.entropy_coef)
+        return out.loss * scale, {k: float(v) for k, v in out.stats().items()}
 
     @staticmethod
     def _rollout_metrics(trajs) -> dict:
