@@ -7,6 +7,7 @@ out of every loss and every statistic, and counted.
 """
 from __future__ import annotations
 
+import collections
 import copy
 import io
 import random
@@ -34,6 +35,7 @@ from navrl.rl.critic import CriticAdapter
 from navrl.rl.losses import critic_loss, ppo_policy_loss
 from navrl.rl.metrics import MetricsLogger
 from navrl.rl.replay import PoolReplay
+from navrl.rl.self_imitation import positive_outputs, self_imitation_loss
 from navrl.rl.sft import Demo, augment_batch, demo_loss
 from navrl.rollout.runner import EpisodeRunner, RunnerConfig
 from navrl.tasks.source import PhoneWorldTasks, TaskSource
@@ -105,6 +107,9 @@ class Trainer:
         self.replay = PoolReplay(cfg.task_pool, temperature=cfg.pool_replay) \
             if cfg.task_pool > 0 and cfg.pool_replay > 0 else None
         self._drawn: dict[str, int] = {}
+        self.good: collections.deque = collections.deque(maxlen=cfg.self_imitation_buffer)
+        """(prompt, output ids) the planner produced that earned a positive step reward and
+        advantage: the self-imitation term's data."""
         self.masked_streak = 0
         """Updates in a row whose every trajectory was masked."""
 
@@ -177,6 +182,8 @@ class Trainer:
         tm["advantages"] = time.perf_counter() - t1
         if self.replay is not None:
             self._score_replay(trajs, batch, adv.advantages, mask)
+        if cfg.self_imitation > 0:
+            self.good.extend(positive_outputs(batch, adv.advantages))
 
         # 4. update: the critic always, the policy after the warm-up
         t2 = time.perf_counter()
@@ -279,6 +286,12 @@ class Trainer:
                     sft = demo_loss(pol, demos)
                     loss = loss + cfg.sft_coef * sft
                     agg["policy/sft_loss"] += float(sft.detach())
+                if cfg.self_imitation > 0 and self.good:
+                    # self-imitation: the planner's own rewarded decisions, unclipped
+                    sil = self_imitation_loss(pol, self.rng.sample(list(self.good),
+                                                                   min(cfg.sft_batch_size, len(self.good))))
+                    loss = loss + cfg.self_imitation * sil
+                    agg["policy/self_imitation_loss"] += float(sil.detach())
                 self.opt_policy.zero_grad(set_to_none=False)
                 if loss.requires_grad:    # (every advantage 0 and no SFT term: a zero-gradient step)
                     loss.backward()
@@ -287,7 +300,8 @@ class Trainer:
                 self.opt_policy.step()
                 if progress:
                     progress("update", 1, 0)
-        return {k: v / (n if k == "policy/sft_loss" else max(1, n_pg)) for k, v in agg.items()}
+        return {k: v / (n if k in ("policy/sft_loss", "policy/self_imitation_loss") else max(1, n_pg))
+                for k, v in agg.items()}
 
     def _ppo_loss(self, chunk: list, advantages: torch.Tensor, skip_zero: bool) -> tuple[torch.Tensor, dict]:
         """The clipped PPO loss of one minibatch (and its stats; none when no sample is scored).
