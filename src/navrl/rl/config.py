@@ -165,7 +165,8 @@ class TrainConfig:
     up directly. 0 disables it."""
 
     self_imitation_buffer: int = 4096
-    """Outputs kept for the self-imitation term (first in, first out)."""
+    """Outputs kept for the self-imitation term (first in, first out). The buffer is not
+    checkpointed (prompts are large): a resumed run refills it from its next updates."""
 
     pool_replay: float = 0.0
     """With a task pool: 0 cycles it in order; T > 0 draws each update's tasks by prioritised
