@@ -13,6 +13,7 @@ import torch
 
 from navrl.agent.policy.base import Policy
 from navrl.rl.batch import Batch
+from navrl.rl.sft import token_nll
 
 
 def positive_outputs(batch: Batch, advantages: torch.Tensor) -> list[tuple[str, list[int]]]:
@@ -25,5 +26,4 @@ def positive_outputs(batch: Batch, advantages: torch.Tensor) -> list[tuple[str, 
 
 def self_imitation_loss(policy: Policy, items: list[tuple[str, list[int]]]) -> torch.Tensor:
     """Mean negative log-likelihood per output token of ``items`` under ``policy`` (scalar)."""
-    sb = policy.score([p for p, _ in items], [ids for _, ids in items])
-    return -(sb.logprobs.sum() / sb.mask.sum())
+    return token_nll(policy, [p for p, _ in items], [ids for _, ids in items])

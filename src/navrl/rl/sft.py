@@ -190,13 +190,20 @@ def _batches(demos: list[Demo], size: int, rng: random.Random | None) -> list[li
     return chunks
 
 
+def token_nll(policy: Policy, prompts: list[str], outputs: list[list[int]]) -> torch.Tensor:
+    """Mean negative log-likelihood per output token (or decision factor) of ``outputs`` after
+    ``prompts`` under ``policy`` (scalar, with grad)."""
+    sb = policy.score(prompts, outputs)
+    return -(sb.logprobs.sum() / sb.mask.sum())
+
+
 def demo_loss(policy: Policy, batch: list[Demo], weights: dict[str, float] | None = None) -> torch.Tensor:
     """Mean negative log-likelihood per output token (or decision factor); ``weights`` maps a
     Step kind to a per-demonstration weight (see ``SFTConfig.balance_kinds``)."""
     targets = [policy.encode_demo(d.prompt, d.target) for d in batch]
-    sb = policy.score([d.prompt for d in batch], targets)
     if not weights:
-        return -(sb.logprobs.sum() / sb.mask.sum())
+        return token_nll(policy, [d.prompt for d in batch], targets)
+    sb = policy.score([d.prompt for d in batch], targets)
     w = torch.tensor([weights.get(step_kind(d.target), 1.0) for d in batch])[:, None]
     return -((sb.logprobs * w).sum() / (sb.mask * w).sum())
 

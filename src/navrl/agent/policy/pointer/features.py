@@ -304,10 +304,8 @@ def encode(prompt: str, vocab: Vocab) -> Encoded:
               min(i, 95) / 95.0, float(app.lower() == lab_n)]
         node_feats.append(f)
         lkeys = _node_keys(label, value)
-        if len(lkeys) < len(ctx_key):   # look the node's few keys up instead of scanning the goal
-            match_ctx.extend((i, c) for c in sorted(c for k in lkeys for c in ctx_rows_of.get(k, ())))
-        else:
-            match_ctx.extend((i, c) for c, key in enumerate(ctx_key) if key in lkeys)
+        # look the node's few keys up instead of scanning the goal
+        match_ctx.extend((i, c) for c in sorted(c for k in lkeys for c in ctx_rows_of.get(k, ())))
         acc = [False] * K
         for kname, need in NODE_KINDS.items():
             acc[KIND_ID[kname]] = bool(label) and need[0] in acts and bool(enabled)
