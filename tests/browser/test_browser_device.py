@@ -177,6 +177,27 @@ def test_home_returns_to_the_start_page(fresh):
     assert o3.url.endswith("/index.html") and "Tap me" in o3.labels()
 
 
+def test_a_screenshot_refused_between_documents_is_read_again(fresh):
+    """Chromium answers "Unable to capture screenshot" while a committed navigation has no
+    frame yet (a CI failure right after a tap on a link): observe waits and reads again."""
+    fresh.evaluate("1")                       # no prefetched observation left to take
+    session = fresh._cdp
+    real_send, refused = session.send, []
+
+    async def send(method, params=None):
+        if method == "Page.captureScreenshot" and not refused:
+            refused.append(method)
+            raise Exception("Protocol error (Page.captureScreenshot): Unable to capture screenshot")
+        return await real_send(method, params)
+    session.send = send
+    try:
+        obs = fresh.observe()
+    finally:
+        del session.send
+    assert refused == ["Page.captureScreenshot"]
+    assert "Tap me" in obs.labels() and obs._png is not None and len(obs._png) > 100
+
+
 def test_select_opens_a_touch_picker(host, site):
     d = BrowserDevice(WebApp("select", site.url("select.html")), host=host)
     try:

@@ -69,13 +69,16 @@ _REATTACH = ("not attached", "session closed", "target closed", "detached", "no 
 
 
 _SWAP = ("context", "navigat", "destroyed")
+# Chromium refuses a screenshot while a navigation has committed but painted no frame yet
+# (seen in CI right after a tap on a link): the same transient state as a swapped document.
+_NO_FRAME = ("unable to capture screenshot",)
 
 
 def _document_swapped(e: BaseException) -> bool:
     """``e`` says the page's document went away under a call (a navigation), not that the
     CDP session itself was lost (:data:`_REATTACH`)."""
     low = str(e).lower()
-    return any(k in low for k in _SWAP) and not any(k in low for k in _REATTACH)
+    return any(k in low for k in _SWAP + _NO_FRAME) and not any(k in low for k in _REATTACH)
 
 
 def _swapped_or_detached(e: BaseException) -> bool:
