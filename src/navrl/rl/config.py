@@ -232,6 +232,14 @@ class TrainConfig:
             raise ConfigError(f"update_idx must be >= 0, got {update_idx}")
         return self.uses_critic and update_idx < self.critic_warmup_updates
 
+    guided_start: float = 0.0
+    """Share of multi-app task groups whose rollouts start after a guided prefix: the guide
+    (the phone world's expert, ``Trainer(guide=...)``) plays the first k steps, k uniform in
+    1 .. its own episode length - 1, the same k for all siblings, then the planner takes over
+    (``navrl.agent.guided``). The guide's steps are never trained on; they let RL practise
+    the late stages of long tasks (the second app) that it cannot reach on its own yet.
+    Evaluation always starts at the beginning. 0 disables it."""
+
     # --- checks and (de)serialisation -------------------------------------------------------
     def validate(self) -> TrainConfig:
         """Check every field; returns self so calls chain.
@@ -295,6 +303,8 @@ class TrainConfig:
                 raise ConfigError(f"{name} must be > 0 or None, got {getattr(self, name)}")
         if self.reward_preset not in ("default", "cautionary"):
             raise ConfigError(f"reward_preset must be 'default' or 'cautionary', got {self.reward_preset!r}")
+        if not 0.0 <= real("guided_start") <= 1.0:
+            raise ConfigError(f"guided_start must be in [0, 1], got {self.guided_start}")
         if not 0.0 <= real("explore") < 1.0:
             raise ConfigError(f"explore must be in [0, 1), got {self.explore}")
         if real("rollout_temperature") <= 0.0:

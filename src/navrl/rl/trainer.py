@@ -20,6 +20,8 @@ from typing import Callable
 import torch
 
 from navrl.agent.grounders.accessibility import AccessibilityGrounder
+from navrl.agent.guided import GuidedPlanner
+from navrl.agent.planner import ExpertPlanner, Planner
 from navrl.agent.grounders.base import Grounder
 from navrl.agent.policy.base import Policy
 from navrl.device.phone import PerturbConfig
@@ -28,6 +30,7 @@ from navrl.errors import Outage
 from navrl.fileio import atomic_write_bytes
 from navrl.judge.rewards import reward_preset
 from navrl.judge.sets import JudgeSet, make_judges
+from navrl.lru import BoundedCache
 from navrl.rl.advantages import AdvantageInputs, compute_advantages, discounted_returns
 from navrl.rl.batch import Batch
 from navrl.rl.config import ConfigError, TrainConfig
@@ -38,7 +41,19 @@ from navrl.rl.replay import PoolReplay
 from navrl.rl.self_imitation import positive_outputs, self_imitation_loss
 from navrl.rl.sft import Demo, augment_batch, demo_loss
 from navrl.rollout.runner import EpisodeRunner, RunnerConfig
+from navrl.tasks.expert import expert_walk
 from navrl.tasks.source import PhoneWorldTasks, TaskSource
+
+
+def _expert_length(task) -> int:
+    """Steps the phone world's expert takes on a fresh device of ``task`` (memoised by id)."""
+    n = _EXPERT_LENGTHS.get(task.id)
+    if n is None:
+        n = _EXPERT_LENGTHS.put(task.id, sum(1 for _ in expert_walk(task)))
+    return n
+
+
+_EXPERT_LENGTHS: BoundedCache[str, int] = BoundedCache(100_000)
 
 
 class CheckpointError(ValueError):
@@ -54,7 +69,8 @@ class UpdateStats:
 class Trainer:
     def __init__(self, policy: Policy, cfg: TrainConfig, run_dir: str | Path, *, tasks: TaskSource | None = None,
                  judges: JudgeSet | None = None, devices: DeviceFarm | None = None, grounder: Grounder | None = None,
-                 log: bool = True, sft_demos: list[Demo] | None = None):
+                 log: bool = True, sft_demos: list[Demo] | None = None, guide: Planner | None = None,
+                 guide_length: Callable[[object], int] | None = None):
         """The trainer of ``policy`` with its parts passed in (the CLI assembles them from flags):
 
         - ``tasks``: where each update's tasks come from (default: fresh instances of the phone
@@ -64,7 +80,10 @@ class Trainer:
           :class:`~navrl.device.pool.DevicePool` over any backend, the Ray farm) holding at
           least ``cfg.trajectories_per_update`` devices (default: each task's own in-process
           device);
-        - ``grounder``: the frozen grounder (default: the accessibility grounder).
+        - ``grounder``: the frozen grounder (default: the accessibility grounder);
+        - ``guide`` and ``guide_length(task)``: who plays the guided prefixes of
+          ``cfg.guided_start`` and how many steps it takes for a task (default on the phone
+          world: its expert, and the length of the expert's own episode).
         """
         cfg.validate()
         if cfg.sft_coef > 0 and not sft_demos:
@@ -98,7 +117,14 @@ class Trainer:
         self.judges = judges if isinstance(judges, JudgeSet) else JudgeSet(*judges[:3]) if judges else make_judges("oracle")
         self.devices = devices
         self.grounder = grounder or AccessibilityGrounder()
-        self.runner = EpisodeRunner(policy, self.grounder, *self.judges[:3], rewards=self.rewards,
+        self.guided: GuidedPlanner | None = None
+        if cfg.guided_start > 0:
+            if guide is None and tasks is not None and not isinstance(tasks, PhoneWorldTasks):
+                raise ConfigError("guided_start > 0 needs a guide (Trainer(..., guide=..., guide_length=...)) "
+                                  "for tasks other than the phone world's")
+            self.guided = GuidedPlanner(policy, guide or ExpertPlanner())
+            self.guide_length = guide_length or _expert_length
+        self.runner = EpisodeRunner(self.guided or policy, self.grounder, *self.judges[:3], rewards=self.rewards,
                                     config=RunnerConfig(phash=spec.needs_state_hashes, max_steps=cfg.max_steps,
                                                         deadline_s=cfg.rollout_deadline_s))
         self.logger = MetricsLogger(self.run_dir) if log else None
@@ -128,10 +154,27 @@ class Trainer:
         batch_tasks = [t for t in tasks for _ in range(cfg.rollouts_per_task)]
         groups = [g for g in range(len(tasks)) for _ in range(cfg.rollouts_per_task)]
         pol.sample, pol.temperature, pol.explore = True, cfg.rollout_temperature, cfg.explore
+        starts = self._guided_starts(tasks)
         before = self.runner.timings["judge"]
         trajs = self.runner.run(batch_tasks, devices=self.devices, groups=groups,
                                 on_step=(lambda k: progress("rollout", k, 0)) if progress else None)
+        for t in trajs:
+            if t.task.get("id") in starts:
+                t.info["guided_steps"] = starts[t.task["id"]]
         return trajs, self.runner.timings["judge"] - before
+
+    def _guided_starts(self, tasks: list) -> dict[str, int]:
+        """Which task groups start after a guided prefix, and after how many steps."""
+        if self.guided is None:
+            return {}
+        starts = {}
+        for t in tasks:
+            if len(getattr(t, "apps", ())) > 1 and self.rng.random() < self.cfg.guided_start:
+                n = self.guide_length(t)
+                if n >= 2:
+                    starts[t.id] = self.rng.randint(1, n - 1)
+        self.guided.reset(starts)
+        return starts
 
     def _next_tasks(self) -> list:
         """Fresh tasks from the source, or the next tasks_per_update of the fixed pool (cfg.task_pool)."""
@@ -340,7 +383,10 @@ class Trainer:
         valid = [t for t in trajs if t.valid]
         verdicts = Counter(s.verdict for t in valid for s in t.steps if s.verdict)
         n = len(valid)
+        guided = [t for t in valid if t.info.get("guided_steps")]
         return {   # None, not 0, when nothing valid was measured
+            "guided": len(guided),
+            "guided_success": sum(t.success for t in guided) / len(guided) if guided else None,
             "success": sum(t.success for t in valid) / n if n else None,
             "mean_return": sum(t.total_reward for t in valid) / n if n else None,
             "episode_length": sum(t.length for t in valid) / n if n else None,
