@@ -1,5 +1,6 @@
-"""SFT vs RL on the same evaluation tasks, broken down by task family and by the
-perturbations an episode met (pop-up, consent sheet, loading screen, or none)."""
+"""SFT vs RL on the same evaluation tasks, broken down by task family, by the perturbations
+an episode met (pop-up, consent sheet, loading screen, or none), by single- or multi-app, and
+by whether the task's template is one RL and SFT trained on or a held-out one."""
 from __future__ import annotations
 
 from collections import defaultdict
@@ -26,6 +27,17 @@ def perturbations(t: Trajectory) -> str:
     return ",".join(sorted(seen)) or "none"
 
 
+def template_kind(t: Trajectory) -> str:
+    """"train template" or "held-out template" (never trained on), with single-/multi-app."""
+    from navrl.tasks.spec import TaskError, get_template
+    try:
+        held = get_template(str(t.task.get("template", ""))).heldout
+    except (TaskError, KeyError):
+        return "unknown template"
+    apps = "multi-app" if len(t.task.get("apps", [])) > 1 else "single-app"
+    return f"{'held-out' if held else 'train'} template, {apps}"
+
+
 def _rows(before: list[Trajectory], after: list[Trajectory], key) -> list[tuple[str, int, int, int]]:
     by_id = {t.task["id"]: t for t in after if t.valid}
     acc: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
@@ -41,12 +53,14 @@ def _rows(before: list[Trajectory], after: list[Trajectory], key) -> list[tuple[
 
 
 def breakdown_markdown(before: list[Trajectory], after: list[Trajectory], title: str = "") -> str:
-    """Markdown tables: episodes, SFT and RL successes and the difference per task family and
-    per perturbation (an episode counts under the perturbations its SFT run met)."""
+    """Markdown tables: episodes, SFT and RL successes and the difference per task family, per
+    perturbation (an episode counts under the perturbations its SFT run met), per single- or
+    multi-app task, and per train or held-out template."""
     out = [f"### {title}" if title else ""]
     for name, key in (("task family", lambda b, a: str(b.task.get("family", "?"))),
                       ("perturbations met (SFT episode)", lambda b, a: perturbations(b)),
-                      ("apps", lambda b, a: "multi-app" if len(b.task.get("apps", [])) > 1 else "single-app")):
+                      ("apps", lambda b, a: "multi-app" if len(b.task.get("apps", [])) > 1 else "single-app"),
+                      ("template", lambda b, a: template_kind(b))):
         out += ["", f"| {name} | episodes | SFT | RL | RL - SFT |", "|---|---|---|---|---|"]
         for k, n, sb, sa in _rows(before, after, key):
             out.append(f"| {k} | {n} | {100 * sb / n:.1f}% ({sb}) | {100 * sa / n:.1f}% ({sa}) | "
