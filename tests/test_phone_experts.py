@@ -23,3 +23,31 @@ def test_expert_solves_template(name: str, skin: str) -> None:
             else:
                 bad.append((seed, [s.step for s in run.steps][-5:]))
         assert ok / N_SEEDS >= need, f"{name}/{skin} perturb={perturb.popup > 0}: {ok}/{N_SEEDS}; {bad[:3]}"
+
+
+@pytest.mark.parametrize("name", sorted(n for n, t in templates().items() if t.family.value == "answer"))
+def test_the_answer_is_in_the_ui_tree_where_the_expert_answers(name: str) -> None:
+    """A planner reads the accessibility tree, not the world: every answer the expert gives
+    must be among the texts of the screen it answers on (a forecast row once hid its high)."""
+    from navrl.tasks.expert import expert_walk
+    from navrl.tasks.spec import answers_match
+    for seed in range(6):
+        task = make_task(name, seed)
+        expected = task.tpl.answer(task.params)
+        last = None
+        for obs, _, _ in expert_walk(task):
+            last = obs
+        texts = [x for n in last.nodes for x in (n.label, n.value or "") if x]
+        assert (expected.lower() in ("yes", "no") or any(expected.lower() in x.lower() for x in texts)
+                or any(answers_match(expected, x) for x in texts)), (seed, expected, texts)
+
+
+def test_a_forecast_row_reads_its_condition_and_its_high_and_low() -> None:
+    from navrl.tasks.expert import expert_walk
+    task = make_task("weather_high", 3)
+    last = None
+    for obs, _, _ in expert_walk(task):
+        last = obs
+    rows = [n for n in last.nodes if n.role == "cell" and n.label[:3] in ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")]
+    assert len(rows) >= 5
+    assert all(n.value and ", H:" in n.value and " L:" in n.value for n in rows), [n.value for n in rows]

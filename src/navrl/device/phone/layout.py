@@ -146,8 +146,10 @@ class _Builder:
             tb = it.trailing_button
             right = x1 - (86 if tb else 0)
             sw = it.on_swipe_left
+            # the accessibility value carries every text the cell shows (a forecast row's
+            # condition *and* its high/low), as an iOS cell's accessibilityValue does
             self.add(Element("cell", (x0 - PAD, iy0, x1 + PAD, iy0 + ih), it.title, "cell",
-                             value=(it.subtitle or it.trailing) or None, on_tap=it.on_tap, on_long_press=it.on_long_press,
+                             value=", ".join(t for t in (it.subtitle, it.trailing) if t) or None, on_tap=it.on_tap, on_long_press=it.on_long_press,
                              on_swipe=(lambda d, sw=sw: (sw() or True) if d == "left" else False) if sw else None,
                              data={"subtitle": it.subtitle, "trailing": it.trailing, "icon": it.icon_color,
                                    "text_right": right}))
