@@ -11,7 +11,8 @@ from navrl.agent.guided import GuidedPlanner
 from navrl.agent.planner import ExpertPlanner, Planner
 from navrl.planning import PlannerOutput
 from navrl.rl.config import ConfigError, TrainConfig
-from navrl.rl.trainer import Trainer, _expert_length
+from navrl.rl.trainer import Trainer
+from navrl.tasks.expert import expert_length as _expert_length
 from navrl.rollout.runner import EpisodeRunner
 from navrl.agent.grounders.accessibility import AccessibilityGrounder
 from navrl.judge.oracle import OracleJudge
@@ -19,7 +20,7 @@ from navrl.tasks.spec import make_task
 
 
 class _Marked(Planner):
-    """Taps "Back" (a harmless step) and marks its outputs with token ids."""
+    """Swipes up (a harmless step) and marks its outputs with token ids."""
 
     name = "marked"
 
@@ -111,3 +112,5 @@ def test_guided_start_is_checked_and_needs_a_guide_off_the_phone_world(tmp_path)
             return []
     with pytest.raises(ConfigError, match="needs a guide"):
         Trainer(pol, TrainConfig(guided_start=0.5), tmp_path / "r", log=False, tasks=Web())
+    with pytest.raises(ConfigError, match="needs a guide"):     # a guide, but how long its prefixes are is unknown
+        Trainer(pol, TrainConfig(guided_start=0.5), tmp_path / "r", log=False, tasks=Web(), guide=ExpertPlanner())

@@ -5,15 +5,16 @@ Restarting from states along a demonstration is how RL reaches the late stages o
 tasks it cannot yet reach on its own (Nair et al. 2018, "Overcoming exploration in RL with
 demonstrations"; Salimans & Chen 2018, "Learning Montezuma's Revenge from a single
 demonstration"). The guide's steps carry no output token ids, so they are never trained on
-(:func:`navrl.rl.batch.build_batch` keeps only the learner's sampled steps); they only set
+(:meth:`navrl.rl.batch.Batch.from_trajectories` keeps only the learner's sampled steps); they only set
 the scene — the device, the history, the user's answers and the episode memory the learner
 then reads, exactly as if it had taken those steps itself.
 """
 from __future__ import annotations
 
+from navrl.agent.plan import parse_plan
 from navrl.agent.planner import Planner, PlannerContext
 from navrl.agent.steps import parse_step
-from navrl.planning import PlannerOutput
+from navrl.planning import Plan, PlannerOutput
 
 
 class GuidedPlanner(Planner):
@@ -42,8 +43,9 @@ class GuidedPlanner(Planner):
         outs: list[PlannerOutput | None] = [None] * len(contexts)
         if guided:
             for i, o in zip(guided, self.guide.plan([contexts[i] for i in guided])):
-                step = o.text.split("Step:", 1)[-1].split("\n", 1)[0].strip()
-                if parse_step(step).kind == "complete":      # the guide would end the episode: the learner decides instead
+                plan = parse_plan(o.text)
+                if isinstance(plan, Plan) and parse_step(plan.step).kind == "complete":
+                    # the guide would end the episode: the learner decides instead
                     self._handed.add((contexts[i].task.id, id(contexts[i].device)))
                 else:
                     outs[i] = PlannerOutput(o.text)      # no token ids: never a training sample

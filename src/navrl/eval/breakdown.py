@@ -7,6 +7,7 @@ from collections import defaultdict
 
 from navrl.device.phone.world import CONSENT, POPUPS
 from navrl.rollout.records import Trajectory
+from navrl.tasks.spec import TaskError, get_template
 
 _POPUP_WORDS = {p[2] for p in POPUPS}
 _CONSENT_WORD = CONSENT[2]
@@ -29,10 +30,9 @@ def perturbations(t: Trajectory) -> str:
 
 def template_kind(t: Trajectory) -> str:
     """"train template" or "held-out template" (never trained on), with single-/multi-app."""
-    from navrl.tasks.spec import TaskError, get_template
     try:
         held = get_template(str(t.task.get("template", ""))).heldout
-    except (TaskError, KeyError):
+    except TaskError:
         return "unknown template"
     apps = "multi-app" if len(t.task.get("apps", [])) > 1 else "single-app"
     return f"{'held-out' if held else 'train'} template, {apps}"

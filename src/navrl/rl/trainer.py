@@ -20,9 +20,9 @@ from typing import Callable
 import torch
 
 from navrl.agent.grounders.accessibility import AccessibilityGrounder
+from navrl.agent.grounders.base import Grounder
 from navrl.agent.guided import GuidedPlanner
 from navrl.agent.planner import ExpertPlanner, Planner
-from navrl.agent.grounders.base import Grounder
 from navrl.agent.policy.base import Policy
 from navrl.device.phone import PerturbConfig
 from navrl.device.pool import DeviceFarm
@@ -30,7 +30,6 @@ from navrl.errors import Outage
 from navrl.fileio import atomic_write_bytes
 from navrl.judge.rewards import reward_preset
 from navrl.judge.sets import JudgeSet, make_judges
-from navrl.lru import BoundedCache
 from navrl.rl.advantages import AdvantageInputs, compute_advantages, discounted_returns
 from navrl.rl.batch import Batch
 from navrl.rl.config import ConfigError, TrainConfig
@@ -41,19 +40,8 @@ from navrl.rl.replay import PoolReplay
 from navrl.rl.self_imitation import positive_outputs, self_imitation_loss
 from navrl.rl.sft import Demo, augment_batch, demo_loss
 from navrl.rollout.runner import EpisodeRunner, RunnerConfig
-from navrl.tasks.expert import expert_walk
+from navrl.tasks.expert import expert_length
 from navrl.tasks.source import PhoneWorldTasks, TaskSource
-
-
-def _expert_length(task) -> int:
-    """Steps the phone world's expert takes on a fresh device of ``task`` (memoised by id)."""
-    n = _EXPERT_LENGTHS.get(task.id)
-    if n is None:
-        n = _EXPERT_LENGTHS.put(task.id, sum(1 for _ in expert_walk(task)))
-    return n
-
-
-_EXPERT_LENGTHS: BoundedCache[str, int] = BoundedCache(100_000)
 
 
 class CheckpointError(ValueError):
@@ -119,11 +107,11 @@ class Trainer:
         self.grounder = grounder or AccessibilityGrounder()
         self.guided: GuidedPlanner | None = None
         if cfg.guided_start > 0:
-            if guide is None and tasks is not None and not isinstance(tasks, PhoneWorldTasks):
+            if (guide is None or guide_length is None) and tasks is not None and not isinstance(tasks, PhoneWorldTasks):
                 raise ConfigError("guided_start > 0 needs a guide (Trainer(..., guide=..., guide_length=...)) "
                                   "for tasks other than the phone world's")
             self.guided = GuidedPlanner(policy, guide or ExpertPlanner())
-            self.guide_length = guide_length or _expert_length
+            self.guide_length = guide_length or expert_length
         self.runner = EpisodeRunner(self.guided or policy, self.grounder, *self.judges[:3], rewards=self.rewards,
                                     config=RunnerConfig(phash=spec.needs_state_hashes, max_steps=cfg.max_steps,
                                                         deadline_s=cfg.rollout_deadline_s))

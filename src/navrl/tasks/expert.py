@@ -18,6 +18,7 @@ from typing import Callable, Sequence
 from navrl.actions import Action
 from navrl.device.phone import PhoneWorld
 from navrl.device.phone.world import CONSENT, POPUPS
+from navrl.lru import BoundedCache
 from navrl.observation import Observation, UINode
 # Memory's home is navrl.planning (agents and judges read it too); imported here so that
 # navrl.tasks.expert.Memory keeps working
@@ -425,3 +426,14 @@ def expert_walk(task: TaskSpec):
             mem.qa.append((s.intent[1], user.answer(task, s.intent[1])))
             continue
         world.act(intent_action(obs, s.intent))
+
+
+_EXPERT_LENGTHS: BoundedCache[str, int] = BoundedCache(100_000)
+
+
+def expert_length(task: TaskSpec) -> int:
+    """How many steps the expert takes on a fresh device of ``task`` (memoised by task id)."""
+    n = _EXPERT_LENGTHS.get(task.id)
+    if n is None:
+        n = _EXPERT_LENGTHS.put(task.id, sum(1 for _ in expert_walk(task)))
+    return n
