@@ -105,8 +105,10 @@ class MixedPlanner(Planner):
 def _episodes(planner: Planner, tasks: list) -> list:
     j = OracleJudge()
     r = EpisodeRunner(planner, AccessibilityGrounder(), j, j, j)
-    return [(t.valid, t.success, t.end, t.terminal_verdict, t.terminal_reward,
+    out = [(t.valid, t.success, t.end, t.terminal_verdict, t.terminal_reward,
              [(s.kind, s.action, s.verdict, s.reward, s.judge_reason) for s in t.steps]) for t in r.run(tasks)]
+    assert j.replays == 0, "the oracle judge rebuilt a world: a snapshot came without oracle facts"
+    return out
 
 
 def episodes_digest() -> str:

@@ -5,6 +5,12 @@
   goal, the typed text or the user's answers), or the step targets a label that is not there;
 - repeating an action that already failed on the same screen: fail;
 - anything after the goal is met: overcomplete.
+
+The facts come with the snapshots: a task's phone world computes them where it lives
+(:mod:`navrl.tasks.oracle`; after the expert's own action they follow from the previous
+ones), so judging a step reads a few numbers — no world is built, restored or replayed.
+Snapshots without facts (a world built without its task's oracle) are judged the old way,
+on a scratch world restored from the snapshot, and counted in ``replays``.
 """
 from __future__ import annotations
 
@@ -15,7 +21,8 @@ from navrl.judge.base import AskJudge, Judgement, StepContext, StepJudge, Termin
 from navrl.judge.verdicts import AskVerdict, EndReason, StepVerdict, TerminalVerdict
 from navrl.lru import BoundedCache
 from navrl.tasks.expert import expert_remaining
-from navrl.tasks.spec import Family, TaskSpec
+from navrl.tasks.oracle import OracleFacts
+from navrl.tasks.spec import Family, TaskSpec, answers_match
 from navrl.tasks.user import UNKNOWN, ProfileUser
 
 _QUOTED = re.compile(r'"([^"]{1,80})"')
@@ -26,8 +33,9 @@ def _norm(s: str) -> str:
 
 
 class _Worlds:
-    """One scratch PhoneWorld per task, restored from snapshots (building one costs ~1 ms).
-    Scratch worlds have no infrastructure faults: the oracle judges the agent, not the farm."""
+    """One scratch PhoneWorld per task, restored from snapshots, for snapshots that carry no
+    oracle facts. Scratch worlds have no infrastructure faults: the oracle judges the agent,
+    not the farm."""
 
     def __init__(self, size: int = 256):
         self.cache: BoundedCache[str, PhoneWorld] = BoundedCache(size, touch=True)   # least recently used goes
@@ -51,10 +59,22 @@ class OracleJudge(StepJudge, AskJudge, TerminalJudge):
         self._remaining: BoundedCache[tuple, tuple[int, tuple[str, ...]]] = BoundedCache(50_000)
         self._met: BoundedCache[tuple, bool] = BoundedCache(50_000)
         self.user = ProfileUser()
+        self.replays = 0
+        """Snapshots judged by restoring a scratch world (they carried no oracle facts)."""
 
     # ------------------------------------------------------------------ helpers
+    def facts(self, task: TaskSpec, snapshot: object) -> OracleFacts | None:
+        """The oracle facts ``snapshot`` carries for ``task``, if it carries usable ones."""
+        f = getattr(snapshot, "oracle", None)
+        if isinstance(f, OracleFacts) and f.task == task.id and f.cap >= self.cap:
+            return f
+        return None
+
     def remaining(self, task: TaskSpec, snapshot: bytes, answers: tuple) -> int:
         """Steps the expert needs from ``snapshot`` (``cap`` when it can't finish)."""
+        f = self.facts(task, snapshot)
+        if f is not None:
+            return f.remaining(answers, self.cap)
         return self._expert(task, snapshot, answers)[0]
 
     def _expert(self, task: TaskSpec, snapshot: bytes, answers: tuple) -> tuple[int, tuple[str, ...]]:
@@ -63,6 +83,7 @@ class OracleJudge(StepJudge, AskJudge, TerminalJudge):
         r = self._remaining.get(key)
         if r is None:
             from navrl.tasks.expert import Memory
+            self.replays += 1
             w = self.worlds.at(task, snapshot)
             n, path = expert_remaining(task, w, Memory([("", a) for a in answers]), cap=self.cap)
             r = self._remember(key, n, tuple(a.to_text() for a in path))
@@ -74,9 +95,13 @@ class OracleJudge(StepJudge, AskJudge, TerminalJudge):
     def goal_met(self, task: TaskSpec, snapshot: bytes) -> bool:
         if task.family is Family.ANSWER:
             return False   # an answer task is done only by answering
+        f = self.facts(task, snapshot)
+        if f is not None:
+            return f.met
         key = (task.id, hash(snapshot))
         met = self._met.get(key)
         if met is None:
+            self.replays += 1
             met = self._met.put(key, task.check(self.worlds.at(task, snapshot)))
         return met
 
@@ -107,6 +132,10 @@ class OracleJudge(StepJudge, AskJudge, TerminalJudge):
             if h.action == act and h.screen_hash == ctx.screen_hash and h.verdict == StepVerdict.FAIL.value:
                 return Judgement(StepVerdict.FAIL, "repeats an action that already failed on this screen")
         answers = tuple(ctx.memory.answers())
+        f0, f1 = self.facts(task, ctx.device_before), self.facts(task, ctx.device_after)
+        if f0 is not None and f1 is not None:
+            r0, r1 = f0.remaining(answers, self.cap), f1.remaining(answers, self.cap)
+            return self._progress(ctx, r0, r1)
         r0, path = self._expert(task, ctx.device_before, answers)
         if path and act == path[0]:
             # the expert is deterministic: after its own next action it needs one step fewer and
@@ -114,6 +143,9 @@ class OracleJudge(StepJudge, AskJudge, TerminalJudge):
             r1, _ = self._remember((task.id, hash(ctx.device_after), answers), r0 - 1, path[1:])
         else:
             r1 = self.remaining(task, ctx.device_after, answers)
+        return self._progress(ctx, r0, r1)
+
+    def _progress(self, ctx: StepContext, r0: int, r1: int) -> Judgement:
         info = {"remaining_before": r0, "remaining_after": r1}
         if r1 >= r0:
             return Judgement(StepVerdict.FAIL, "no progress", info)
@@ -138,6 +170,18 @@ class OracleJudge(StepJudge, AskJudge, TerminalJudge):
             return Judgement(TerminalVerdict.FAIL, "invalid episode")
         if ctx.device_final is None:
             raise ValueError("the oracle judge needs the final device snapshot")
+        f = self.facts(ctx.task, ctx.device_final)
+        if f is not None:
+            if ctx.end is EndReason.COMPLETE:
+                task = ctx.task
+                done = f.met and (task.family is not Family.ANSWER or answers_match(task.expected_answer, ctx.answer))
+                if done:
+                    return Judgement(TerminalVerdict.SUCCESS, "done and declared complete")
+                if f.blocked:
+                    return Judgement(TerminalVerdict.BLOCKED_COMPLETE, "stopped at an unavoidable wall")
+                return Judgement(TerminalVerdict.FAIL, "completion claimed but the task is not done")
+            return Judgement(TerminalVerdict.FAIL, "step budget exhausted" if ctx.end is EndReason.BUDGET else "failed")
+        self.replays += 1
         w = self.worlds.at(ctx.task, ctx.device_final)
         if ctx.end is EndReason.COMPLETE:
             if ctx.task.check(w, ctx.answer):

@@ -400,14 +400,8 @@ def expert_remaining(task: TaskSpec, scratch: PhoneWorld, memory: Memory | None 
 
 
 def _scratch_world(task: TaskSpec, world: PhoneWorld) -> PhoneWorld:
-    import copy
-    scratch = copy.copy(world)
-    scratch._frame = None
-    scratch._dead = None
-    scratch.faults = type(world.faults)()       # the expert's imagination has no infrastructure faults
-    scratch.restore(world.snapshot())
-    scratch._fault_rng = copy.deepcopy(world._fault_rng)
-    return scratch
+    # the expert's imagination has no infrastructure faults
+    return world.scratch()
 
 
 def expert_walk(task: TaskSpec):

@@ -134,9 +134,13 @@ class TaskSpec:
         return get_template(self.template)
 
     def make_device(self) -> PhoneWorld:
+        """A fresh phone world of this task, with the task's oracle (its snapshots carry the
+        facts the oracle judges read: ``navrl.tasks.oracle``)."""
+        from navrl.tasks.oracle import TaskOracle
         tpl = self.tpl
         return PhoneWorld(skin=self.skin, seed=self.seed, perturb=self.perturb, faults=self.faults,
-                          layout=self.layout, setup=lambda st: tpl.setup(st, self.params), profile=self.profile)
+                          layout=self.layout, setup=lambda st: tpl.setup(st, self.params), profile=self.profile,
+                          oracle=TaskOracle(self))
 
     def check(self, world: PhoneWorld, answer: str | None = None) -> bool:
         if self.family is Family.ANSWER and not answers_match(self.tpl.answer(self.params), answer):

@@ -1,16 +1,18 @@
 """PhoneWorld: the embedded, deterministic simulated phone (a :class:`Device`)."""
 from __future__ import annotations
 
+import copy
 import pickle
 import random
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Protocol
 
 from PIL import Image
 
 from navrl.actions import Action, ActionKind
 from navrl.device.base import ActResult, Device, DeviceError, Health
-from navrl.device.phone.app import App, Ctx, Variation
+from navrl.device.phone.app import App, Ctx
+from navrl.device.phone.appdata import AppData, seed_blob
 from navrl.device.phone.config import FaultConfig, PerturbConfig
 from navrl.device.phone.launcher import LAUNCHER_NS, launcher_view
 from navrl.device.phone.layout import ChromeHooks, layout
@@ -29,6 +31,58 @@ POPUPS = [
 CONSENT = ("We value your privacy", "{app} uses cookies to personalise content.", "Reject All", "Accept All")
 
 
+class PhoneSnapshot(bytes):
+    """A phone world's snapshot: the pickled :class:`WorldState` (``bytes``, so anything that
+    stores, hashes or restores snapshots is unchanged), plus ``oracle``: what the world's
+    oracle knows about that state (None without one). Pickles with both (Ray hosts send it)."""
+
+    oracle: Any = None
+
+    def __reduce__(self) -> tuple:
+        return _phone_snapshot, (bytes(self), self.oracle)
+
+
+def _phone_snapshot(state: bytes, oracle: Any) -> PhoneSnapshot:
+    s = PhoneSnapshot(state)
+    if oracle is not None:
+        s.oracle = oracle
+    return s
+
+
+class WorldOracle(Protocol):
+    """Facts about a world's state for oracle judges, computed where the world lives (the
+    task layer implements it: ``navrl.tasks.oracle``)."""
+
+    def facts(self, world: "PhoneWorld", state: bytes) -> Any:
+        """The facts about ``world``'s current state (``state``: its pickle, for scratch copies)."""
+
+    def advance(self, facts: Any, action: Action, world: "PhoneWorld") -> Any | None:
+        """The facts after ``action`` took the world from the state of ``facts`` to its current
+        one, when they follow cheaply from ``facts``; None to compute them afresh."""
+
+
+_APPS: list[App] | None = None
+
+
+def _default_apps() -> list[App]:
+    """Every app, one shared instance each (apps keep no state: it all lives in the world's)."""
+    global _APPS
+    if _APPS is None:
+        from navrl.device.phone.apps import all_apps
+        _APPS = all_apps()
+    return _APPS
+
+
+_VALID: set[PerturbConfig] = set()
+
+
+def _validated(p: PerturbConfig) -> PerturbConfig:
+    if p not in _VALID:
+        p.validate()
+        _VALID.add(p)
+    return p
+
+
 @dataclass
 class WorldState:
     """Everything that changes. Plain data: a snapshot is this object pickled."""
@@ -37,7 +91,7 @@ class WorldState:
     layout: str
     seed: int
     installed: list[str]
-    data: dict[str, dict]
+    data: AppData                       # app -> its data (a mapping; copied from seed data on first read)
     rng: random.Random
     profile: dict = field(default_factory=dict)
     fg: str | None = None
@@ -70,38 +124,44 @@ class PhoneWorld(Device):
 
     ``setup`` (optional) is called once with the fresh state after apps initialised
     their data; task templates use it to plant records their goal refers to.
+
+    ``oracle`` (optional, a :class:`WorldOracle`; tasks pass theirs) computes facts about
+    the current state for oracle judges — goal met, the expert's remaining steps — where the
+    world lives: :meth:`snapshot` attaches them to the snapshot it returns
+    (:class:`PhoneSnapshot`), so a judge reads them instead of rebuilding and replaying the
+    world. After an action the oracle may derive the new facts from the old ones (the
+    expert's own next action: one step fewer) instead of computing them afresh.
     """
 
     def __init__(self, apps: Iterable[App] | None = None, skin: str = "ios", seed: int = 0,
                  perturb: PerturbConfig | None = None, faults: FaultConfig | None = None,
                  layout: str = "default", setup: Callable[[WorldState], None] | None = None,
-                 profile: dict | None = None):
+                 profile: dict | None = None, oracle: "WorldOracle | None" = None):
         if apps is None:
-            from navrl.device.phone.apps import all_apps
-            apps = all_apps()
+            apps = _default_apps()
         self.apps: dict[str, App] = {a.name: a for a in apps}
         self.skin: Skin = get_skin(skin)
         self.platform = skin
-        self.perturb = (perturb if perturb is not None else PerturbConfig()).validate()
+        self.perturb = _validated(perturb if perturb is not None else PerturbConfig())
         self.faults = faults or FaultConfig()
         if layout not in ("default", "alt"):
             raise ValueError(f"unknown layout {layout!r}; choose 'default' or 'alt'")
-        rng = random.Random(seed)
-        data: dict[str, dict] = {}
-        for name in sorted(self.apps):
-            app_rng = random.Random(f"{seed}/{name}")
-            var = Variation(shuffle=app_rng.random() < self.perturb.shuffle,
-                            filler=(app_rng.randint(3, 8) if app_rng.random() < self.perturb.filler else 0),
-                            layout=layout, seed=seed)
-            data[name] = self.apps[name].init_data(app_rng, var)
+        p = self.perturb
+        # each app's starting data is drawn once per (app, seed, perturbation, layout) and
+        # copied into a world when it first reads it (navrl.device.phone.appdata)
+        data = AppData({name: seed_blob(self.apps[name], seed, p.shuffle, p.filler, layout)
+                        for name in sorted(self.apps)})
         self.state = WorldState(skin=skin, layout=layout, seed=seed, installed=list(self.apps), data=data,
-                                rng=rng, profile=dict(profile or {}))
+                                rng=random.Random(seed), profile=dict(profile or {}))
         if setup is not None:
             setup(self.state)
         self._fault_rng = random.Random(f"faults/{seed}")
         self._dead: str | None = None
         self._frame: Frame | None = None
         self._closed = False
+        self.oracle = oracle
+        self._version = 0                       # bumped by every act and restore
+        self._facts: tuple[int, Any] | None = None   # (version, the oracle's facts about that state)
 
     # ------------------------------------------------------------------ Device protocol
     def observe(self) -> Observation:
@@ -130,6 +190,9 @@ class PhoneWorld(Device):
         action.validate((self.skin.width, self.skin.height))
         if not action.is_device_action:
             raise ValueError(f"{action.kind.value} is an episode action, not a device action")
+        prev = self._current_facts()
+        self._version += 1
+        self._facts = None
         self._maybe_lose_device()
         frame = self.frame()
         st = self.state
@@ -166,10 +229,49 @@ class PhoneWorld(Device):
                 st.fields[st.focus] = st.fields.get(st.focus, "") + action.text
                 res = ActResult(True, "typed")
         self._frame = None
+        if prev is not None:
+            nxt = self.oracle.advance(prev, action, self)   # type: ignore[union-attr]
+            if nxt is not None:
+                self._facts = (self._version, nxt)
         return res
 
-    def snapshot(self) -> bytes:
+    def snapshot(self) -> "PhoneSnapshot":
+        """The state, pickled (apps whose data the world never read go as their seed keys),
+        with the oracle's facts about it when the world has an oracle."""
+        snap = PhoneSnapshot(self.state_bytes())
+        if self.oracle is not None:
+            snap.oracle = self.oracle_facts(snap)
+        return snap
+
+    def state_bytes(self) -> bytes:
+        """The pickled state alone (no oracle facts): what a scratch copy restores from."""
         return pickle.dumps(self.state, protocol=pickle.HIGHEST_PROTOCOL)
+
+    def oracle_facts(self, state: bytes | None = None) -> Any:
+        """The oracle's facts about the current state (computed once per state); ``state``:
+        its pickle, when the caller has it already."""
+        facts = self._current_facts()
+        if facts is None:
+            if self.oracle is None:
+                raise ValueError("this phone world has no oracle")
+            facts = self.oracle.facts(self, state if state is not None else self.state_bytes())
+            self._facts = (self._version, facts)
+        return facts
+
+    def scratch(self, state: bytes | None = None) -> "PhoneWorld":
+        """A copy of this world at its current state (or at ``state``) for imagining what
+        would happen: no infrastructure faults, no oracle; the world itself is untouched."""
+        w = copy.copy(self)
+        w.apps = dict(self.apps)
+        w.faults = type(self.faults)()       # without faults the copy never draws from the shared _fault_rng
+        w.oracle, w._facts, w._dead, w._frame, w._closed = None, None, None, None, False
+        w.__dict__.pop("_observed", None)
+        w.state = pickle.loads(state if state is not None else self.state_bytes())
+        return w
+
+    def _current_facts(self) -> Any:
+        f = self._facts
+        return f[1] if f is not None and f[0] == self._version else None
 
     def restore(self, snapshot: object) -> None:
         if not isinstance(snapshot, (bytes, bytearray)):
@@ -177,6 +279,9 @@ class PhoneWorld(Device):
         self.state = pickle.loads(snapshot)
         self._dead = None
         self._frame = None
+        self._version += 1
+        facts = getattr(snapshot, "oracle", None)
+        self._facts = (self._version, facts) if facts is not None and self.oracle is not None else None
 
     def health(self) -> Health:
         if self._closed:
