@@ -21,8 +21,11 @@ from dataclasses import dataclass
 
 from navrl.actions import Action
 from navrl.device.phone import PhoneWorld
-from navrl.tasks.expert import ExpertStep, ExpertStuck, intent_action, run_expert
-from navrl.tasks.spec import TaskSpec
+from navrl.lru import BoundedCache
+from navrl.planning import Memory
+from navrl.tasks.expert import Ev, ExpertStep, ExpertStuck, intent_action, interruption, run_expert
+from navrl.tasks.spec import Family, TaskSpec
+from navrl.tasks.user import ProfileUser
 
 CAP = 60
 """The step count the oracle reports when the expert can't finish (the judge's default cap)."""
@@ -48,8 +51,11 @@ class OracleFacts:
     it can't finish (stuck, or more than ``cap`` steps with every answer known)."""
     asks: tuple[str, ...] = ()
     """The user's answers to the expert's asks on its way (an answer already known saves one step)."""
-    path: tuple[str, ...] = ()
-    """The expert's device actions on its way, as text (only when it asks nothing)."""
+    path: tuple[tuple[str, str], ...] = ()
+    """The expert's steps on its way as (kind, device action text): kind ``int`` (clears an
+    interruption), ``stage`` (works on a sub-goal), ``ask`` (text: the user's answer) or
+    ``end`` (Complete because the goal is met or the wall reached; text empty). What
+    :meth:`TaskOracle.advance` derives the next state's facts from."""
     cap: int = CAP
 
     def remaining(self, answers: tuple | list, cap: int | None = None) -> int:
@@ -76,35 +82,64 @@ class TaskOracle:
         return t.tpl.check(world, t.params, None), t.blocked(world)
 
     def facts(self, world: PhoneWorld, state: bytes) -> OracleFacts:
+        key = (self.task.id, self.cap, hash(state), len(state))
+        f = _FACTS.get(key)
+        if f is None:
+            f = _FACTS.put(key, self._compute(world, state))
+        return f
+
+    def _compute(self, world: PhoneWorld, state: bytes) -> OracleFacts:
+        task = self.task
         met, blocked = self._checks(world)
         scratch = world.scratch(state)
         steps: list[ExpertStep] = []
-        acts: list[str] = []
+        path: list[tuple[str, str]] = []
+        user = ProfileUser()
 
         def note(s: ExpertStep, obs) -> None:
             steps.append(s)
-            if s.intent[0] not in ("ask", "complete"):
-                acts.append(intent_action(obs, s.intent).to_text())
+            kind = s.intent[0]
+            if kind == "ask":
+                path.append(("ask", user.answer(task, s.intent[1])))
+            elif kind == "complete" and ((task.family is not Family.ANSWER and task.check(scratch))
+                                         or task.blocked(scratch)):
+                path.append(("end", ""))
+            elif kind == "complete":
+                path.append(("stage", ""))
+            else:
+                tag = "int" if interruption(Ev(scratch, task, Memory())) is not None else "stage"
+                path.append((tag, intent_action(obs, s.intent).to_text()))
         # the expert may ask: room for its asks beyond the cap (an answer known saves a step)
-        room = self.cap + 4
         try:
-            run = run_expert(self.task, scratch, max_steps=room, on_step=note)
+            run = run_expert(task, scratch, max_steps=self.cap + 4, on_step=note, user=user)
         except ExpertStuck:      # the agent made the task impossible (e.g. deleted what it needed)
-            return OracleFacts(self.task.id, met, blocked, None, cap=self.cap)
+            return OracleFacts(task.id, met, blocked, None, cap=self.cap)
         if not (run.success or run.blocked):
-            return OracleFacts(self.task.id, met, blocked, None, cap=self.cap)
-        asks = tuple(_answers(self.task, steps))
-        return OracleFacts(self.task.id, met, blocked, len(steps), asks, () if asks else tuple(acts), self.cap)
+            return OracleFacts(task.id, met, blocked, None, cap=self.cap)
+        asks = tuple(t for k, t in path if k == "ask")
+        return OracleFacts(task.id, met, blocked, len(steps), asks, tuple(path), self.cap)
 
     def advance(self, facts: OracleFacts, action: Action, world: PhoneWorld) -> OracleFacts | None:
-        if facts.task != self.task.id or facts.steps is None or not facts.path or facts.path[0] != action.to_text():
+        """After the expert's own next device action: its run from the new state is the old
+        one without that action (the expert is deterministic). An expert that asks first asks
+        before its first step that is not clearing an interruption, unless that step is the
+        final Complete of a met goal or a reached wall."""
+        if facts.task != self.task.id or facts.steps is None or len(facts.asks) > 1:
             return None
-        # the expert is deterministic: after its own next action it needs one step fewer and goes on as planned
+        rest = [e for e in facts.path if e[0] != "ask"]
+        if not rest or rest[0][0] not in ("int", "stage") or rest[0][1] != action.to_text() or not rest[0][1]:
+            return None
+        rest = rest[1:]
+        if facts.asks:
+            j = next((i for i, e in enumerate(rest) if e[0] != "int"), None)
+            if j is None:
+                return None
+            if rest[j][0] != "end":
+                rest.insert(j, ("ask", facts.asks[0]))
+        asks = tuple(t for k, t in rest if k == "ask")
         met, blocked = self._checks(world)
-        return OracleFacts(facts.task, met, blocked, facts.steps - 1, (), facts.path[1:], facts.cap)
+        return OracleFacts(facts.task, met, blocked, len(rest), asks, tuple(rest), facts.cap)
 
 
-def _answers(task: TaskSpec, steps: list[ExpertStep]) -> list[str]:
-    from navrl.tasks.user import ProfileUser
-    user = ProfileUser()
-    return [user.answer(task, s.intent[1]) for s in steps if s.intent[0] == "ask"]
+_FACTS: BoundedCache[tuple, OracleFacts] = BoundedCache(50_000)
+"""Facts by (task, cap, state): the rollouts of one task share their starting state's."""
