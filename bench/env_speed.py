@@ -3,7 +3,10 @@ device, and 512 devices each taking one step in one process.
 
 Targets on a 2-core machine (issue: phone world): >= 5,000 steps/s/core without rendering,
 >= 150 with PNG screenshots, restore <= 1 ms, 512 devices in <= 4 GiB. For comparison the
-transcript's cloud farm needs ~10 s per reset. Prints figures; asserts nothing.
+transcript's cloud farm needs ~10 s per reset. Issue #27: phone-world creation <= 0.3 ms
+(``task.make_device()`` of a seed seen before: apps' seed data is drawn once per seed) and the
+oracle judges <= 0.3 ms per step (they read the facts the world ships in its snapshots).
+Prints figures; asserts nothing.
 """
 from __future__ import annotations
 
@@ -92,6 +95,53 @@ def farm_512() -> tuple[float, float, float]:
     return t_build, t_step, rss_gib
 
 
+def creation_ms(n: int = 512) -> tuple[float, float]:
+    """Median ms of ``task.make_device()``: first world of each seed (draws the apps' seed
+    data), then another world of the same seeds (copies it)."""
+    tasks = suite_tasks("train", n, seed=11)
+    out = []
+    for _ in range(2):
+        times = []
+        for t in tasks:
+            t0 = time.perf_counter()
+            t.make_device()
+            times.append(time.perf_counter() - t0)
+        out.append(statistics.median(times) * 1e3)
+    return out[0], out[1]
+
+
+class _Straying:
+    """The expert, with a seeded random tap instead on ``p`` of the steps (detours)."""
+
+    def __init__(self, p: float):
+        from navrl.agent.planner import ExpertPlanner, RandomPlanner
+        self.p, self.rng, self.expert, self.rand = p, random.Random(4), ExpertPlanner(), RandomPlanner(5)
+
+    def plan(self, contexts):
+        from navrl.tasks.expert import ExpertStuck
+        out = []
+        for c in contexts:
+            try:
+                out += self.expert.plan([c]) if self.rng.random() >= self.p else self.rand.plan([c])
+            except ExpertStuck:
+                out += self.rand.plan([c])
+        return out
+
+
+def oracle_judge_ms(p_stray: float) -> tuple[float, float, int, int]:
+    """16 train tasks x 8 rollouts with oracle judges: (judge ms per step, device ms per step
+    (act, observe, snapshot with the oracle's facts), steps, scratch worlds the judge built)."""
+    from navrl.agent.grounders.accessibility import AccessibilityGrounder
+    from navrl.judge.oracle import OracleJudge
+    from navrl.rollout.runner import EpisodeRunner
+    tasks = [t for t in suite_tasks("train", 16, seed=13) for _ in range(8)]
+    j = OracleJudge()
+    r = EpisodeRunner(_Straying(p_stray), AccessibilityGrounder(), j, j, j)  # type: ignore[arg-type]
+    trajs = r.run(tasks)
+    steps = sum(t.length for t in trajs)
+    return 1e3 * r.timings["judge"] / steps, 1e3 * r.timings["device"] / steps, steps, j.replays
+
+
 def main() -> None:
     print("phone world speed (one process = one core)")
     sps, wall = steps_per_second(False)
@@ -101,6 +151,15 @@ def main() -> None:
     ms, size = restore_ms()
     print(f"  restore(snapshot)         : {ms:9.3f} ms (target <= 1 ms; snapshot {size / 1024:.1f} KiB; "
           f"~{10_000 / ms:,.0f}x faster than a 10 s cloud reset)")
+    first, again = creation_ms()
+    print(f"  phone-world creation      : {again:9.3f} ms (target <= 0.3 ms; {again / 0.3:.2f}x target) for a seed "
+          f"seen before; {first:.3f} ms for a new seed (draws its apps' seed data)")
+    for p in (0.0, 0.3):
+        jm, dm, steps, replays = oracle_judge_ms(p)
+        who = "expert" if p == 0 else f"expert, {p:.0%} random detours"
+        print(f"  oracle judges per step    : {jm:9.3f} ms (target <= 0.3 ms; {jm / 0.3:.2f}x target) over {steps} "
+              f"steps, 16 tasks x 8 rollouts, {who}; {replays} scratch worlds built; the device step with "
+              f"the oracle's facts {dm:.3f} ms")
     mem = memory_per_device()
     print(f"  memory per device         : {mem / 1024:9.1f} KiB")
     tb, ts, rss = farm_512()

@@ -184,7 +184,9 @@ def learner_run(tasks: list, farm, hosts: int, act_s: float, want: list, kind: s
     assert [outcome(t) for t in trajs] == want, "outcomes differ from the in-process run"
     row = Row(kind, len(tasks), hosts, act_s, wall, max(device_steps(t) for t in trajs) * act_s, cpu,
               sum(t.length for t in trajs))
-    print(row.line(), f"({1000 * cpu / row.steps:.1f} ms CPU/step)", flush=True)
+    print(row.line(), f"({1000 * cpu / row.steps:.1f} ms CPU/step; judges {1000 * r.timings['judge'] / row.steps:.2f} "
+          f"ms/step, {r.step_judge.replays} scratch worlds built; load average {os.getloadavg()[0]:.1f})",
+          flush=True)
     return row
 
 
