@@ -54,11 +54,12 @@ def seed_data_stats() -> dict:
 
 
 class _Seed:
-    """An app's data not read yet in this world: its seed key and pickled data."""
+    """An app's data not read yet in this world: its seed key and pickled data (``blob``
+    None: not looked up yet — a restored world finds or draws it on first read)."""
 
     __slots__ = ("key", "blob")
 
-    def __init__(self, key: tuple, blob: bytes):
+    def __init__(self, key: tuple | None, blob: bytes | None):
         self.key, self.blob = key, blob
 
 
@@ -73,7 +74,7 @@ def _blob_for(key: tuple) -> bytes:
 def _rebuild(items: tuple) -> "AppData":
     d = AppData()
     for name, how, v in items:
-        d._d[name] = _Seed(v, _blob_for(v)) if how == "k" else (_Seed(None, v) if how == "b" else v)  # type: ignore[arg-type]
+        d._d[name] = _Seed(v, None) if how == "k" else (_Seed(None, v) if how == "b" else v)
     return d
 
 
@@ -89,7 +90,7 @@ class AppData(MutableMapping):
     def __getitem__(self, name: str) -> dict:
         v = self._d[name]
         if type(v) is _Seed:
-            v = self._d[name] = pickle.loads(v.blob)
+            v = self._d[name] = pickle.loads(v.blob if v.blob is not None else _blob_for(v.key))  # type: ignore[arg-type]
         return v
 
     def __setitem__(self, name: str, value: dict) -> None:
@@ -116,7 +117,7 @@ class AppData(MutableMapping):
         for name, v in self._d.items():
             if type(v) is not _Seed:
                 items.append((name, "d", v))
-            elif v.key is not None and v.key[0].__module__.startswith("navrl.device.phone.apps."):
+            elif v.blob is None or v.key is not None and v.key[0].__module__.startswith("navrl.device.phone.apps."):
                 items.append((name, "k", v.key))      # a registered app: its key re-finds the data
             else:
                 items.append((name, "b", v.blob))

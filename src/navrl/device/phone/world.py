@@ -31,6 +31,20 @@ POPUPS = [
 CONSENT = ("We value your privacy", "{app} uses cookies to personalise content.", "Reject All", "Accept All")
 
 
+class WorldRng(random.Random):
+    """The world's ``random.Random`` (the same draws), pickled as its state alone: unpickling
+    sets the state of a fresh generator instead of seeding one from the OS first."""
+
+    def __reduce__(self) -> tuple:
+        return _world_rng, (self.getstate(),)
+
+
+def _world_rng(state: tuple) -> WorldRng:
+    r = WorldRng.__new__(WorldRng)
+    r.setstate(state)
+    return r
+
+
 class PhoneSnapshot(bytes):
     """A phone world's snapshot: the pickled :class:`WorldState` (``bytes``, so anything that
     stores, hashes or restores snapshots is unchanged), plus ``oracle``: what the world's
@@ -152,7 +166,7 @@ class PhoneWorld(Device):
         data = AppData({name: seed_blob(self.apps[name], seed, p.shuffle, p.filler, layout)
                         for name in sorted(self.apps)})
         self.state = WorldState(skin=skin, layout=layout, seed=seed, installed=list(self.apps), data=data,
-                                rng=random.Random(seed), profile=dict(profile or {}))
+                                rng=WorldRng(seed), profile=dict(profile or {}))
         if setup is not None:
             setup(self.state)
         self._fault_rng = random.Random(f"faults/{seed}")
