@@ -32,16 +32,53 @@ CONSENT = ("We value your privacy", "{app} uses cookies to personalise content."
 
 
 class WorldRng(random.Random):
-    """The world's ``random.Random`` (the same draws), pickled as its state alone: unpickling
-    sets the state of a fresh generator instead of seeding one from the OS first."""
+    """The world's ``random.Random`` (the same draws), cheap to snapshot and restore: it
+    keeps its pickled state while it draws nothing (a world draws only when an app opens or a
+    screen is pushed under perturbations), and a restored one unpickles its state on its
+    first draw (a restore that is only read never pays for it)."""
+
+    _packed: bytes | None = None      # pickled getstate(), valid until the next draw
+    _pending: bytes | None = None     # restored, not loaded yet
+
+    def seed(self, *args: Any, **kw: Any) -> None:
+        self._packed = self._pending = None
+        super().seed(*args, **kw)
+
+    def _load(self) -> None:
+        pending, self._pending = self._pending, None
+        random.Random.setstate(self, pickle.loads(pending))   # type: ignore[arg-type]
+
+    def random(self) -> float:
+        if self._pending is not None:
+            self._load()
+        self._packed = None
+        return super().random()
+
+    def getrandbits(self, k: int) -> int:
+        if self._pending is not None:
+            self._load()
+        self._packed = None
+        return super().getrandbits(k)
+
+    def getstate(self) -> tuple:
+        if self._pending is not None:
+            self._load()
+        return super().getstate()
+
+    def setstate(self, state: tuple) -> None:
+        self._packed = self._pending = None
+        super().setstate(state)
 
     def __reduce__(self) -> tuple:
-        return _world_rng, (self.getstate(),)
+        packed = self._pending if self._pending is not None else self._packed
+        if packed is None:
+            packed = self._packed = pickle.dumps(super().getstate(), protocol=pickle.HIGHEST_PROTOCOL)
+        return _world_rng, (packed,)
 
 
-def _world_rng(state: tuple) -> WorldRng:
+def _world_rng(packed: bytes) -> WorldRng:
     r = WorldRng.__new__(WorldRng)
-    r.setstate(state)
+    r._pending = r._packed = packed
     return r
 
 
