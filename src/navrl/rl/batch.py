@@ -1,4 +1,5 @@
-"""From trajectories to padded tensors: the :class:`Batch` the update reads."""
+"""From trajectories to padded tensors: the :class:`Batch` the update reads, and the PPO
+:class:`Minibatch` es cut from it once per update."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -65,3 +66,70 @@ class Batch:
                      step_mask=mask, valid=torch.tensor([t.valid for t in trajs], dtype=torch.bool),
                      group_ids=torch.tensor([t.group for t in trajs], dtype=torch.long), phash=ph,
                      state_keys=build_state_keys(keys, num_steps=T), samples=samples)
+
+
+@dataclass
+class Minibatch:
+    """The PPO inputs of one minibatch, built once per update and read by every epoch.
+
+    ``prompts`` / ``outputs``: the U distinct (prompt, output) pairs among the kept samples
+    (sibling rollouts that reach the same state and choose the same output are scored once);
+    ``rows`` long [n]: the pair of each kept sample, in minibatch order; ``old_logprobs``
+    float [n, W]: the rollout's log-probs (W = the longest output, zero padded);
+    ``advantages`` float [n]; ``scale``: kept output tokens / the minibatch's output tokens
+    (the token-mean denominator of the whole minibatch when zero advantages are left out);
+    ``size``: samples in the minibatch before any was left out.
+    """
+
+    prompts: list[str]
+    outputs: list[list[int]]
+    rows: torch.Tensor
+    old_logprobs: torch.Tensor
+    advantages: torch.Tensor
+    scale: float
+    size: int
+
+    @property
+    def empty(self) -> bool:
+        """No sample left to score (every advantage 0)."""
+        return not self.prompts
+
+    def old_width(self, L: int) -> torch.Tensor:
+        """``old_logprobs`` cut or zero padded to L tokens: float [n, L]."""
+        W = self.old_logprobs.shape[1]
+        if L <= W:
+            return self.old_logprobs[:, :L]
+        return torch.nn.functional.pad(self.old_logprobs, (0, L - W))
+
+
+def length_chunks(samples: list[Sample], size: int) -> list[list[Sample]]:
+    """Minibatches of similar prompt length (less padding), in a deterministic order."""
+    order = sorted(samples, key=lambda s: (len(s.prompt), s.b, s.t))
+    return [order[i:i + size] for i in range(0, len(order), size)]
+
+
+def minibatches(samples: list[Sample], advantages: torch.Tensor, size: int, skip_zero: bool) -> list[Minibatch]:
+    """The update's minibatches (:func:`length_chunks` order) with their PPO inputs.
+
+    ``advantages`` float [B, T]; ``skip_zero``: leave the samples whose advantage is exactly 0
+    out (they add nothing to a clipped surrogate without KL or entropy terms)."""
+    out = []
+    for chunk in length_chunks(samples, size):
+        adv = advantages[torch.tensor([s.b for s in chunk], dtype=torch.long),
+                         torch.tensor([s.t for s in chunk], dtype=torch.long)]
+        kept, scale = chunk, 1.0
+        if skip_zero:
+            nz = (adv != 0).tolist()
+            kept = [s for s, k in zip(chunk, nz) if k]
+            adv = adv[torch.tensor(nz, dtype=torch.bool)]
+            scale = sum(len(s.output_ids) for s in kept) / max(1, sum(len(s.output_ids) for s in chunk))
+        pairs: dict[tuple[str, tuple[int, ...]], int] = {}
+        rows = [pairs.setdefault((s.prompt, tuple(s.output_ids)), len(pairs)) for s in kept]
+        W = max(1, max((len(s.old_logprobs) for s in kept), default=1))
+        old = torch.zeros(len(kept), W)
+        for i, s in enumerate(kept):
+            old[i, :len(s.old_logprobs)] = torch.tensor(s.old_logprobs)
+        out.append(Minibatch(prompts=[p for p, _ in pairs], outputs=[list(o) for _, o in pairs],
+                             rows=torch.tensor(rows, dtype=torch.long), old_logprobs=old, advantages=adv,
+                             scale=scale, size=len(chunk)))
+    return out

@@ -31,7 +31,7 @@ from navrl.fileio import atomic_write_bytes
 from navrl.judge.rewards import reward_preset
 from navrl.judge.sets import JudgeSet, make_judges
 from navrl.rl.advantages import AdvantageInputs, compute_advantages, discounted_returns
-from navrl.rl.batch import Batch
+from navrl.rl.batch import Batch, Minibatch, length_chunks, minibatches
 from navrl.rl.config import ConfigError, TrainConfig
 from navrl.rl.critic import CriticAdapter
 from navrl.rl.losses import critic_loss, ppo_policy_loss
@@ -266,7 +266,7 @@ class Trainer:
         D = self.policy.state_dim
         out = torch.zeros(batch.B, batch.step_mask.shape[1], D)
         S = batch.samples
-        for chunk in _length_chunks(S, self.cfg.minibatch_size):
+        for chunk in length_chunks(S, self.cfg.minibatch_size):
             sb = self.policy.score([s.prompt for s in chunk], [s.output_ids for s in chunk])
             for s, h in zip(chunk, sb.state):
                 out[s.b, s.t] = h
@@ -299,22 +299,20 @@ class Trainer:
         for prm in pol.policy_parameters():
             if prm.grad is None:
                 prm.grad = torch.zeros_like(prm)
+        # the minibatches' inputs once per update (every epoch reads them); shuffling them is
+        # shuffling their chunks: random.shuffle's draws depend on the length alone
+        mbs = minibatches(S, advantages, cfg.minibatch_size, skip_zero)
         for epoch in range(cfg.ppo_epochs):
-            chunks = _length_chunks(S, cfg.minibatch_size)
-            self.rng.shuffle(chunks)
-            for chunk in chunks:
-                loss, stats = self._ppo_loss(chunk, advantages, skip_zero)
+            order = list(mbs)
+            self.rng.shuffle(order)
+            for mb in order:
+                loss, stats = self._ppo_loss(mb)
                 for k, v in stats.items():
                     agg[k] += v
                 n_pg += bool(stats)
                 n += 1
                 if cfg.sft_coef > 0:
-                    # PPO-ptx: keep fitting the demonstrations so the few tasks of one update
-                    # cannot pull the planner away from everything SFT taught it
-                    demos = self.rng.sample(self.sft_demos, min(cfg.sft_batch_size, len(self.sft_demos)))
-                    if cfg.sft_augment > 0:
-                        demos = augment_batch(pol, demos, cfg.sft_augment, self.rng)
-                    sft = demo_loss(pol, demos)
+                    sft = self._ptx_loss()
                     loss = loss + cfg.sft_coef * sft
                     agg["policy/sft_loss"] += float(sft.detach())
                 if cfg.self_imitation > 0 and self.good:
@@ -334,37 +332,40 @@ class Trainer:
         return {k: v / (n if k in ("policy/sft_loss", "policy/self_imitation_loss") else max(1, n_pg))
                 for k, v in agg.items()}
 
-    def _ppo_loss(self, chunk: list, advantages: torch.Tensor, skip_zero: bool) -> tuple[torch.Tensor, dict]:
+    def _ptx_loss(self) -> torch.Tensor:
+        """PPO-ptx's supervised term of one minibatch (scalar, with grad): keep fitting the
+        demonstrations so the few tasks of one update cannot pull the planner away from
+        everything SFT taught it. Draws the demonstrations (and their augmentation) from the
+        trainer's RNG."""
+        cfg, pol = self.cfg, self.policy
+        demos = self.rng.sample(self.sft_demos, min(cfg.sft_batch_size, len(self.sft_demos)))
+        if cfg.sft_augment > 0:
+            demos = augment_batch(pol, demos, cfg.sft_augment, self.rng)
+        return demo_loss(pol, demos)
+
+    def _ppo_loss(self, mb: Minibatch) -> tuple[torch.Tensor, dict]:
         """The clipped PPO loss of one minibatch (and its stats; none when no sample is scored).
 
-        ``skip_zero``: a zero advantage contributes exactly nothing to the clipped surrogate
-        or its gradient when no KL or entropy term is on, so only the other samples are scored
-        and the loss keeps the whole minibatch's token-mean denominator: the same step."""
+        Samples left out for a zero advantage contribute exactly nothing to the clipped
+        surrogate or its gradient when no KL or entropy term is on; the loss keeps the whole
+        minibatch's token-mean denominator (``mb.scale``): the same step. Identical (prompt,
+        output) pairs are scored once and their rows repeated: the same loss and gradient."""
         cfg, pol = self.cfg, self.policy
-        scale = 1.0
-        if skip_zero:
-            kept = [s for s in chunk if float(advantages[s.b, s.t]) != 0.0]
-            scale = sum(len(s.output_ids) for s in kept) / max(1, sum(len(s.output_ids) for s in chunk))
-            chunk = kept
-        if not chunk:
+        if mb.empty:
             return torch.zeros(()), {}
         # score at the rollout temperature: the recorded old log-probs are of the tempered
         # policy the rollouts sampled from, so that is the policy this update trains
         T = cfg.rollout_temperature
-        sb = pol.score([s.prompt for s in chunk], [s.output_ids for s in chunk], temperature=T)
-        L = sb.logprobs.shape[1]
-        old = torch.zeros(len(chunk), L)
-        for i, s in enumerate(chunk):
-            old[i, :len(s.old_logprobs)] = torch.tensor(s.old_logprobs[:L])
-        a = torch.stack([advantages[s.b, s.t] for s in chunk])
+        sb = pol.score(mb.prompts, mb.outputs, temperature=T)
+        rows = mb.rows
+        logp, mask, ent = sb.logprobs[rows], sb.mask[rows], sb.entropy[rows]
         ref = None
         if self.ref_policy is not None:
             with torch.no_grad():
-                ref = self.ref_policy.score([s.prompt for s in chunk], [s.output_ids for s in chunk],
-                                           temperature=T).logprobs
-        out = ppo_policy_loss(sb.logprobs, old, a, sb.mask, cfg.clip_eps, ref_logp=ref, kl_coef=cfg.kl_coef,
-                              entropy=sb.entropy, entropy_coef=cfg.entropy_coef)
-        return out.loss * scale, {k: float(v) for k, v in out.stats().items()}
+                ref = self.ref_policy.score(mb.prompts, mb.outputs, temperature=T).logprobs[rows]
+        out = ppo_policy_loss(logp, mb.old_width(logp.shape[1]), mb.advantages, mask, cfg.clip_eps, ref_logp=ref,
+                              kl_coef=cfg.kl_coef, entropy=ent, entropy_coef=cfg.entropy_coef)
+        return out.loss * mb.scale, {k: float(v) for k, v in out.stats().items()}
 
     @staticmethod
     def _rollout_metrics(trajs) -> dict:
@@ -450,9 +451,3 @@ def load_checkpoint_file(path: str | Path) -> dict:
     if not isinstance(st, dict) or st.get("format") != "navrl-checkpoint-1":
         raise CheckpointError(f"{p} is not a navrl checkpoint")
     return st
-
-
-def _length_chunks(samples, size: int) -> list[list]:
-    """Minibatches of similar prompt length (less padding), in a deterministic order."""
-    order = sorted(samples, key=lambda s: (len(s.prompt), s.b, s.t))
-    return [order[i:i + size] for i in range(0, len(order), size)]
