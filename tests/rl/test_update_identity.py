@@ -146,3 +146,24 @@ def test_minibatches_keep_every_sample_and_its_inputs(setup, tmp_path):
         tokens = sum(len(s.output_ids) for s in c)
         assert m.scale == sum(len(s.output_ids) for s in kept) / tokens
         assert m.old_width(1).shape[1] == 1 and m.old_width(7).shape[1] == 7 and not m.old_width(7)[:, 3:].any()
+
+
+def test_critic_states_encode_each_prompt_once_and_equal_one_by_one_scoring(setup, tmp_path):
+    pol, _ = setup
+    cfg = replace(get_preset("demo").train, estimator="ppo", tasks_per_update=2, rollouts_per_task=4, max_steps=6,
+                  torch_threads=1, sft_coef=0.0, minibatch_size=7)
+    tr = Trainer(copy.deepcopy(pol), cfg, tmp_path, log=False)
+    batch = Batch.from_trajectories(tr.collect()[0])
+    S = batch.samples
+    assert len({s.prompt for s in S}) < len(S)         # siblings share prompts: encoded once
+    calls = []
+    score = tr.policy.score
+    tr.policy.score = lambda p, o, **kw: calls.append(len(p)) or score(p, o, **kw)
+    states = tr._states(batch)
+    assert sum(calls) == len({s.prompt for s in S})
+    expected = torch.zeros_like(states)
+    with torch.no_grad():
+        for s in S:
+            expected[s.b, s.t] = score([s.prompt], [s.output_ids]).state[0]
+    assert torch.allclose(states, expected, atol=1e-5)
+    assert states.abs().sum() > 0

@@ -31,7 +31,7 @@ from navrl.fileio import atomic_write_bytes
 from navrl.judge.rewards import reward_preset
 from navrl.judge.sets import JudgeSet, make_judges
 from navrl.rl.advantages import AdvantageInputs, compute_advantages, discounted_returns
-from navrl.rl.batch import Batch, Minibatch, length_chunks, minibatches
+from navrl.rl.batch import Batch, Minibatch, Sample, length_chunks, minibatches
 from navrl.rl.config import ConfigError, TrainConfig
 from navrl.rl.critic import CriticAdapter
 from navrl.rl.losses import critic_loss, ppo_policy_loss
@@ -219,11 +219,12 @@ class Trainer:
         # 4. update: the critic always, the policy after the warm-up
         t2 = time.perf_counter()
         c_stats = self._update_critic(states, adv.returns, batch, mask) if cfg.uses_critic else {}
+        tm["update_critic"] = time.perf_counter() - t2
         if V is not None:
             # the baseline the advantages actually used: the critic before it saw this batch
             c_stats["critic/explained_variance_before"] = float(critic_loss(V, adv.returns, mask).explained_variance)
         frozen = cfg.policy_frozen(u)
-        p_stats = {} if frozen else self._update_policy(batch, adv.advantages, progress)
+        p_stats = {} if frozen else self._update_policy(batch, adv.advantages, progress, tm)
         tm["update"] = time.perf_counter() - t2
 
         # 5. log
@@ -263,13 +264,24 @@ class Trainer:
     # ================================================================== pieces
     @torch.no_grad()
     def _states(self, batch: Batch) -> torch.Tensor:
+        """The planner's state at each sample's last prompt token: float [B, T, D], 0 where no
+        sample is. The state reads the prompt alone, so each distinct prompt is encoded once
+        (sibling rollouts share their first screens)."""
         D = self.policy.state_dim
         out = torch.zeros(batch.B, batch.step_mask.shape[1], D)
         S = batch.samples
-        for chunk in length_chunks(S, self.cfg.minibatch_size):
+        if not S:
+            return out
+        first: dict[str, Sample] = {}
+        for s in S:
+            first.setdefault(s.prompt, s)
+        row = {p: i for i, p in enumerate(first)}
+        states = torch.zeros(len(first), D)
+        for chunk in length_chunks(list(first.values()), self.cfg.minibatch_size):
             sb = self.policy.score([s.prompt for s in chunk], [s.output_ids for s in chunk])
-            for s, h in zip(chunk, sb.state):
-                out[s.b, s.t] = h
+            states[torch.tensor([row[s.prompt] for s in chunk])] = sb.state
+        out[torch.tensor([s.b for s in S]), torch.tensor([s.t for s in S])] = \
+            states[torch.tensor([row[s.prompt] for s in S])]
         return out
 
     def _update_critic(self, states, returns, batch: Batch, mask) -> dict:
@@ -286,8 +298,15 @@ class Trainer:
             stats.append(out)
         return stats[-1].stats()
 
-    def _update_policy(self, batch: Batch, advantages: torch.Tensor, progress=None) -> dict:
+    def _update_policy(self, batch: Batch, advantages: torch.Tensor, progress=None, tm: dict | None = None) -> dict:
+        """PPO epochs over the batch's minibatches, each optimiser step with the PPO-ptx and
+        self-imitation terms when on. Returns the mean stats; ``tm`` (if given) gets the
+        seconds of the PPO term (``update_ppo``), the supervised terms (PPO-ptx and
+        self-imitation: ``update_ptx``) and the backward passes and optimiser steps
+        (``update_step``)."""
         cfg, pol = self.cfg, self.policy
+        clock = time.perf_counter
+        t_ppo = t_ptx = t_step = 0.0
         S = batch.samples
         if not S:
             return {}
@@ -306,7 +325,10 @@ class Trainer:
             order = list(mbs)
             self.rng.shuffle(order)
             for mb in order:
+                t0 = clock()
                 loss, stats = self._ppo_loss(mb)
+                t1 = clock()
+                t_ppo += t1 - t0
                 for k, v in stats.items():
                     agg[k] += v
                 n_pg += bool(stats)
@@ -321,14 +343,19 @@ class Trainer:
                                                                    min(cfg.sft_batch_size, len(self.good))))
                     loss = loss + cfg.self_imitation * sil
                     agg["policy/self_imitation_loss"] += float(sil.detach())
+                t2 = clock()
+                t_ptx += t2 - t1
                 self.opt_policy.zero_grad(set_to_none=False)
                 if loss.requires_grad:    # (every advantage 0 and no SFT term: a zero-gradient step)
                     loss.backward()
                 if cfg.grad_clip:
                     torch.nn.utils.clip_grad_norm_(pol.policy_parameters(), cfg.grad_clip)
                 self.opt_policy.step()
+                t_step += clock() - t2
                 if progress:
                     progress("update", 1, 0)
+        if tm is not None:
+            tm.update(update_ppo=t_ppo, update_ptx=t_ptx, update_step=t_step)
         return {k: v / (n if k in ("policy/sft_loss", "policy/self_imitation_loss") else max(1, n_pg))
                 for k, v in agg.items()}
 
