@@ -7,19 +7,22 @@ planner (`demo-text`, target <= 60 s). The last line gives each phase's mean ove
 
 The planner is first warm-started with a short SFT (realistic decisions, not noise).
 Prints; asserts nothing. Usage: python bench/train_speed.py [UPDATES] [--text] [--threads N]
+[--sft-cache DIR] (DIR keeps the warm start's planner and demonstrations for the next run).
 """
 from __future__ import annotations
 
 import argparse
+import json
 import tempfile
 import time
 from dataclasses import replace
+from pathlib import Path
 
 import torch
 
-from navrl.experiments.pipeline import run_sft
+from navrl.experiments.pipeline import load_policy, run_sft, save_policy
 from navrl.rl.presets import get_preset
-from navrl.rl.sft import SFTConfig
+from navrl.rl.sft import Demo, SFTConfig
 from navrl.rl.trainer import Trainer
 
 
@@ -28,6 +31,7 @@ def main() -> None:
     ap.add_argument("updates", nargs="?", type=int, default=3)
     ap.add_argument("--text", action="store_true", help="the tiny text planner instead of the pointer planner")
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--sft-cache", type=Path, help="reuse (or write) the SFT warm start in this folder")
     a = ap.parse_args()
     name, target = ("demo-text", 60.0) if a.text else ("demo", 3.0)
     base = get_preset(name)
@@ -37,10 +41,10 @@ def main() -> None:
     cfg = replace(preset.train, tasks_per_update=16, rollouts_per_task=8, max_steps=30, critic_warmup_updates=1)
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()
-        policy, sres = run_sft(preset, tmp)
+        policy, demos = _warm_start(preset, tmp, a.sft_cache)
         print(f"{name}: short SFT warm start {time.perf_counter() - t0:.0f} s ({policy.n_params():,} parameters), "
               f"{a.threads} torch threads")
-        tr = Trainer(policy, cfg, tmp, log=False, sft_demos=sres.demos if cfg.sft_coef > 0 else None)
+        tr = Trainer(policy, cfg, tmp, log=False, sft_demos=demos if cfg.sft_coef > 0 else None)
         walls, phases = [], []
         for _ in range(a.updates):
             rt0 = dict(tr.runner.timings)
@@ -63,6 +67,19 @@ def main() -> None:
         avg = {k: sum(p[k] for p in phases) / len(phases) for k in phases[0]}
         print(f"mean {mean:.1f} s per update over {len(walls)} updates = {_split(avg)} "
               f"-> {mean / target:.2f}x the {target:.0f} s target")
+
+
+def _warm_start(preset, tmp: str, cache: Path | None):
+    """(planner, demonstrations) of the short SFT, from ``cache`` when it holds them."""
+    if cache is not None and (cache / f"{preset.name}.pt").exists():
+        demos = [Demo(**d) for d in json.loads((cache / f"{preset.name}.demos.json").read_text())]
+        return load_policy(cache / f"{preset.name}.pt"), demos
+    policy, sres = run_sft(preset, tmp)
+    if cache is not None:
+        cache.mkdir(parents=True, exist_ok=True)
+        (cache / f"{preset.name}.demos.json").write_text(json.dumps([vars(d) for d in sres.demos]))
+        save_policy(policy, cache / f"{preset.name}.pt")
+    return policy, sres.demos
 
 
 def _split(ph: dict) -> str:
