@@ -65,6 +65,12 @@ class DeviceBackend(abc.ABC):
     simulators that cannot block on I/O: calls run inline (threads would only add GIL
     hand-offs) and the deadline is checked when the call returns."""
 
+    disposable: bool = False
+    """True when a fresh device is cheap and a failed one is not worth keeping (a browser
+    page): the pool closes a device at its first failure (restore, probe, or an episode
+    that ended in a DeviceError on it) and makes a new one when it needs one, instead of
+    retrying it ``max_consecutive_failures`` times."""
+
     @abc.abstractmethod
     def create(self, slot: int) -> Device:
         """Connect to (or boot) the device for pool slot ``slot``."""

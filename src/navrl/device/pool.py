@@ -45,6 +45,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Hashable, Iterable, Protocol, Sequence, runtime_checkable
 
 from navrl.actions import Action
+from navrl.device.adaptive import AdaptiveConfig, AdaptiveLimit, missed_deadline
 from navrl.device.aio import DeviceLoop, run_now
 from navrl.device.backend import DeviceBackend, DeviceTimeout, LeaseFailed, PoolClosed, PoolExhausted
 from navrl.device.base import CallingDevice, Device, DeviceError, Health
@@ -58,6 +59,10 @@ __all__ = [  # backend contract, lease errors and the phone-world backend are re
     "PhoneTaskSnapshot", "PhoneWorldBackend", "PoolClosed", "PoolConfig", "PoolExhausted", "PooledDevice",
     "StepOutcome", "lease_outcome", "start_steps", "step_devices", "step_outcome",
 ]
+
+MAX_FREE_RETRIES = 8
+"""Adaptive pools: restores of one lease that may miss their deadline while the limit drops
+(each retried behind the lowered limit) before they count against ``lease_attempts``."""
 
 RETRY_REASONS = frozenset({"timeout", "connection", "device_lost", "device_offline", "adb_error", "wda_error"})
 """DeviceError reasons that get one reconnect-and-retry (transport trouble, not a verdict on the task)."""
@@ -93,6 +98,13 @@ class PoolConfig:
     methods) running at once, each in its device's own worker thread; None: one per device
     (``size``). A cap protects a shared server (one adb server for many devices). Devices
     with async methods wait on the pool's event loop and are not counted."""
+    adaptive: AdaptiveConfig | None = None
+    """None: up to ``size`` devices in flight whatever happens. An :class:`AdaptiveConfig`
+    (connected backends only): the devices in flight (restoring or leased) are held to an
+    :class:`~navrl.device.adaptive.AdaptiveLimit` that drops when calls miss their deadlines
+    (or restores turn slow) and rises again when restores are fast; a lease waits for room
+    instead of failing, and a device given back while the pool holds more than the limit is
+    closed."""
 
     def validate(self) -> "PoolConfig":
         if self.size <= 0:
@@ -103,6 +115,8 @@ class PoolConfig:
             raise ValueError("lease_attempts and max_consecutive_failures must be positive")
         if self.max_blocking_calls is not None and self.max_blocking_calls <= 0:
             raise ValueError("max_blocking_calls must be positive or None")
+        if self.adaptive is not None:
+            self.adaptive.validate()
         return self
 
 
@@ -178,6 +192,7 @@ class PooledDevice(CallingDevice):
         self.platform = slot.device.platform
         self.last_error: str | None = None
         self.released = False
+        self.gated = False      # counted in the pool's devices in flight (adaptive pools)
         self._obs: Observation | None = None
         self._inflight: set[asyncio.Task] = set()   # steps running on the pool's loop
 
@@ -382,13 +397,22 @@ class DevicePool:
         self.calls_in_flight = 0
         self.calls_in_flight_peak = 0
         self.created_at = time.monotonic()
+        self.adaptive: AdaptiveLimit | None = None
+        """The limit on devices in flight (``PoolConfig.adaptive``; connected backends only)."""
+        if self.cfg.adaptive is not None and not backend.in_process:
+            self.adaptive = AdaptiveLimit(self.cfg.adaptive, self.cfg.size)
+        self.in_flight = 0
+        """Leases past the adaptive gate: devices restoring or leased to an episode."""
+        self.in_flight_peak = 0
+        self.shrunk = 0
+        """Idle devices closed because the pool held more than the adaptive limit."""
 
     # ------------------------------------------------------------------ public: leasing
     def lease(self, task: Any) -> PooledDevice:
         """A device restored to ``task``'s snapshot that passed its health probe.
 
         Raises PoolExhausted, LeaseFailed (both DeviceError) or PoolClosed."""
-        return self._drive(self._alease(task, self._task_snapshot(task)))
+        return self._drive(self._alease(task, self._task_snapshot(task), wait=False))
 
     def release(self, device: PooledDevice, failure: str | None = None) -> None:
         """Return a leased device. ``failure`` (or the device's last DeviceError) counts
@@ -407,6 +431,9 @@ class DevicePool:
                 slot.busy_since = None
             slot.stats.episodes += 1
             slot.lease_id += 1
+            if device.gated:
+                device.gated = False
+                self.in_flight -= 1
         self._settle(slot, failure or device.last_error)
 
     def lease_batch(self, tasks: Sequence[Any], deadline: float | None = None) -> list[Device]:
@@ -416,21 +443,22 @@ class DevicePool:
         (``time.monotonic()``) is abandoned and gets a ``timeout`` FailedDevice. A batch
         larger than the pool can never be served at once and raises PoolExhausted (the
         runner queues the episodes beyond :attr:`capacity` and hands devices on instead)."""
-        started = self.start_leases(tasks)
+        started = self.start_leases(tasks, _wait=False)
         futs = [f for f in started if isinstance(f, cf.Future)]
         if futs:
             cf.wait(futs, None if deadline is None else max(0.0, deadline - time.monotonic()))
         return [lease_outcome(f) for f in started]
 
-    def start_leases(self, tasks: Sequence[Any]) -> list[Any]:
+    def start_leases(self, tasks: Sequence[Any], _wait: bool = True) -> list[Any]:
         """Start one lease per task and return at once: per task a future of its device (or
         :class:`FailedDevice`) for connected backends, the device itself for in-process ones
         (leased inline). The pipelined runner starts each episode as its own device is ready;
-        a future cancelled before its lease finished gives the device back."""
+        a future cancelled before its lease finished gives the device back. An adaptive pool
+        holds each lease until the devices in flight are below its limit."""
         if len(tasks) > self.cfg.size:
             raise PoolExhausted(f"a batch of {len(tasks)} episodes needs {len(tasks)} devices; "
                                 f"the pool holds at most {self.cfg.size}")
-        coros = [self._alease_or_failed(t, self._task_snapshot(t)) for t in tasks]
+        coros = [self._alease_or_failed(t, self._task_snapshot(t), _wait) for t in tasks]
         if self.backend.in_process:
             return [run_now(c) for c in coros]
         return self._loop().spawn(coros, orphan=lambda dev: self.release(dev, "timeout"))
@@ -486,6 +514,8 @@ class DevicePool:
             "reconnects": sum(d["reconnects"] for d in devs),
             "mean_reset_ms": (sum(d["mean_reset_ms"] * d["resets"] for d in devs) / resets) if resets else 0.0,
             "utilisation": busy / life if life > 0 else 0.0, "calls_in_flight_peak": self.calls_in_flight_peak,
+            "in_flight_peak": self.in_flight_peak, "shrunk": self.shrunk,
+            **({"adaptive": self.adaptive.stats()} if self.adaptive is not None else {}),
             "per_device": devs,
         }
 
@@ -601,7 +631,19 @@ class DevicePool:
             self.calls_in_flight -= 1
 
     async def _acall(self, slot: _Slot, name: str, args: tuple) -> Any:
-        """A device call with the pool's policy: deadline, then one reconnect-and-retry."""
+        """A device call with the pool's policy: deadline, then one reconnect-and-retry; a
+        call that missed its deadline tells the adaptive limit."""
+        if self.adaptive is None:
+            return await self._acall_retry(slot, name, args)
+        token = self.adaptive.token()
+        try:
+            return await self._acall_retry(slot, name, args)
+        except DeviceError as e:
+            if missed_deadline(e):
+                self.adaptive.miss(token, f"{name}: {e.reason}")
+            raise
+
+    async def _acall_retry(self, slot: _Slot, name: str, args: tuple) -> Any:
         try:
             return await self._ainvoke(slot, name, args)
         except DeviceError as e:
@@ -641,14 +683,25 @@ class DevicePool:
             device._inflight.discard(task)   # type: ignore[arg-type]
 
     # ------------------------------------------------------------------ internals: leasing
-    async def _alease(self, task: Any, snap: object) -> PooledDevice:
+    async def _alease(self, task: Any, snap: object, wait: bool = True) -> PooledDevice:
+        """Lease a device for ``task``: through the adaptive gate (``wait=False``: counted but
+        never held there, for synchronous callers that may hold the devices it waits for),
+        restore, probe; ``lease_attempts`` devices in all."""
         last: DeviceError | None = None
         tried: set[int] = set()
         want = self.backend.affinity_key(snap)
-        for _ in range(self.cfg.lease_attempts):
-            slot = await self._aacquire(avoid=tried, want=want)
+        attempts = free = 0
+        while attempts < self.cfg.lease_attempts:
+            attempts += 1
+            await self._agate(wait)
+            try:
+                slot = await self._aacquire(avoid=tried, want=want)
+            except BaseException:
+                self._ungate()
+                raise
             tried.add(slot.index)
             t0 = time.monotonic()
+            token = self.adaptive.token() if self.adaptive is not None else 0
             try:
                 slot.affinity = None
                 await self._acall(slot, "restore", (snap,))
@@ -658,13 +711,23 @@ class DevicePool:
                     raise DeviceError("unhealthy", h.detail or "health probe failed")
             except DeviceError as e:
                 last = e
+                self._ungate()
                 if self._count(slot, e.reason):
                     await self._aclose(slot)
+                # a restore that missed its deadline on a machine more crowded than the pool
+                # now allows is tried again (behind the lowered limit) without counting
+                if (self.adaptive is not None and missed_deadline(e) and self.adaptive.dropped_since(token)
+                        and free < MAX_FREE_RETRIES):
+                    free += 1
+                    attempts -= 1
                 continue
             except asyncio.CancelledError:    # abandoned at a deadline: the device goes back
+                self._ungate()
                 self._settle(slot, "timeout")
                 raise
             dt = time.monotonic() - t0
+            if self.adaptive is not None:
+                self.adaptive.restored(token, dt)
             with self._lock:
                 st = slot.stats
                 st.resets += 1
@@ -672,15 +735,39 @@ class DevicePool:
                 st.reset_s_max = max(st.reset_s_max, dt)
                 slot.lease_id += 1
                 slot.busy_since = time.monotonic()
-            return PooledDevice(self, slot, task)
+            dev = PooledDevice(self, slot, task)
+            dev.gated = self.adaptive is not None
+            return dev
         raise LeaseFailed(f"{self.cfg.lease_attempts} devices failed restore or probe; last: {last}")
 
-    async def _alease_or_failed(self, task: Any, snap: object) -> Device:
+    async def _alease_or_failed(self, task: Any, snap: object, wait: bool = True) -> Device:
         try:
-            return await self._alease(task, snap)
+            return await self._alease(task, snap, wait)
         except DeviceError as e:
             log.warning("lease failed for %s: %s", getattr(task, "id", task), e)
             return FailedDevice(e.reason, str(e))
+
+    async def _agate(self, wait: bool = True) -> None:
+        """Adaptive pools: wait until fewer devices than the limit are in flight, then count
+        this lease in (a lease waits here for its turn; only the runner's deadline ends the
+        wait; ``wait=False`` counts it in at once). Other pools pass at once."""
+        if self.adaptive is None:
+            return
+        while True:
+            with self._lock:
+                if self._closed:
+                    raise PoolClosed()
+                if self.in_flight < self.adaptive.limit or not wait:
+                    self.in_flight += 1
+                    self.in_flight_peak = max(self.in_flight_peak, self.in_flight)
+                    return
+            await asyncio.sleep(0.02)
+
+    def _ungate(self) -> None:
+        if self.adaptive is not None:
+            with self._lock:
+                self.in_flight -= 1
+                self._lock.notify()
 
     def _task_snapshot(self, task: Any) -> object:
         key = self.backend.task_key(task)
@@ -716,7 +803,9 @@ class DevicePool:
                 if s.index not in avoid:
                     self._idle.remove(s)
                     return s
-        if len(self._slots) + self._creating < self.cfg.size:
+        # an adaptive pool makes new devices only up to its limit (it reuses idle ones beyond)
+        room = self.adaptive.limit if self.adaptive is not None else self.cfg.size
+        if len(self._slots) + self._creating < room:
             self._creating += 1
             self._next_index += 1
             return self._next_index - 1
@@ -770,18 +859,27 @@ class DevicePool:
     # ------------------------------------------------------------------ internals: healing
     def _count(self, slot: _Slot, failure: str | None) -> bool:
         """Count a failure (quarantining at the limit) or a success; idle the slot again.
-        True when the device was quarantined and must be closed."""
-        quarantine = False
+        True when the device was quarantined, or closed to hold the adaptive limit, and must be closed."""
+        quarantine = shrink = False
+        limit = 1 if self.backend.disposable else self.cfg.max_consecutive_failures
         with self._lock:
             st = slot.stats
             if failure:
                 st.failures += 1
                 st.consecutive_failures += 1
                 st.last_failure = failure
-                quarantine = st.consecutive_failures >= self.cfg.max_consecutive_failures
+                quarantine = st.consecutive_failures >= limit
             else:
                 st.consecutive_failures = 0
-            if quarantine:
+                # more devices than the adaptive limit lets run: close this one (it would idle)
+                shrink = (self.adaptive is not None and not self._closed
+                          and len(self._slots) + self._creating > self.adaptive.limit)
+            if shrink:
+                st.retired_at = time.monotonic()
+                self._slots.pop(slot.index, None)
+                self.retired.append(st)
+                self.shrunk += 1
+            elif quarantine:
                 st.quarantined = True
                 st.retired_at = time.monotonic()
                 self._slots.pop(slot.index, None)
@@ -791,6 +889,10 @@ class DevicePool:
             elif not self._closed:
                 self._idle.append(slot)
             self._lock.notify()
+        if shrink:
+            log.info("%s device %d closed: the adaptive limit is %d devices in flight", self.backend.name,
+                     slot.index, self.adaptive.limit)   # type: ignore[union-attr]
+            return True
         if quarantine:
             log.warning("%s device %d quarantined after %d consecutive failures (last: %s); replacing it",
                         self.backend.name, slot.index, st.consecutive_failures, failure)

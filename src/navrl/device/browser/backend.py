@@ -27,6 +27,7 @@ class BrowserBackend(DeviceBackend):
 
     name = "browser"
     in_process = False
+    disposable = True     # a failed page is closed (its renderer with it); a new one costs a context
 
     def __init__(self, phone: str = "iphone", screenshots: str = "eager", timeout_s: float = 10.0,
                  nav_timeout_s: float = 20.0, executable: str | None = None, args: tuple[str, ...] = (),

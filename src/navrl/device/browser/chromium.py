@@ -11,7 +11,8 @@ import os
 import shutil
 from pathlib import Path
 
-__all__ = ["BrowserUnavailable", "LAUNCH_ARGS", "find_chromium", "chromium_or_none", "playwright_available"]
+__all__ = ["BrowserUnavailable", "LAUNCH_ARGS", "find_chromium", "chromium_or_none", "playwright_available",
+           "renderer_processes"]
 
 
 class BrowserUnavailable(RuntimeError):
@@ -29,9 +30,14 @@ PLAYWRIGHT_DISABLED_FEATURES = (
 """Playwright's own ``--disable-features`` list: Chromium reads one such flag, the last, so
 navrl's flag repeats it."""
 
-NAVRL_DISABLED_FEATURES = ("ResamplingScrollEvents", "ResamplingInputEvents")
+NAVRL_DISABLED_FEATURES = ("ResamplingScrollEvents", "ResamplingInputEvents",
+                           "WebUIOmniboxPopup", "WebUIOmniboxFullPopup", "WebUIOmniboxAimPopup")
 """Input resampling moves touch-driven scrolls by frame timing; without it a swipe scrolls
-by exactly its drag distance, every time."""
+by exactly its drag distance, every time. The omnibox popups are WebUI pages that Chromium
+(since ~M140) renders in renderer processes of their own for every browser window, so every
+browser context of a headless run cost two extra renderers (3 pages: 7 renderer processes,
+chrome://omnibox-popup targets); without them a farm runs one renderer per page, plus
+Chromium's one spare."""
 
 LAUNCH_ARGS = (
     "--no-sandbox",                      # root in containers / CI; the page sandbox is navrl's routing
@@ -101,3 +107,36 @@ def find_chromium() -> str:
         raise BrowserUnavailable("no Chromium found: install Debian's package (apt-get install chromium) or "
                                  "set NAVRL_CHROMIUM=/path/to/chrome (navrl never downloads a browser)")
     return p
+
+
+def renderer_processes(root: int | None = None) -> list[int]:
+    """Process ids of the Chromium renderer processes below ``root`` (default: this process,
+    i.e. the browsers its devices launched), read from ``/proc``; ``[]`` where there is none.
+
+    A renderer is a process whose command line carries ``--type=renderer`` (Chromium
+    rewrites its children's command lines into one string, so the flag is searched as
+    text). Benchmarks sample it during a run; tests check that a closed farm left none."""
+    base = Path("/proc")
+    if not base.is_dir():
+        return []
+    children: dict[int, list[int]] = {}
+    for d in base.iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            ppid = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):      # gone meanwhile
+            continue
+        children.setdefault(ppid, []).append(int(d.name))
+    out: list[int] = []
+    stack = [os.getpid() if root is None else root]
+    while stack:
+        for c in children.get(stack.pop(), ()):
+            stack.append(c)
+            try:
+                cmd = (base / str(c) / "cmdline").read_bytes()
+            except OSError:
+                continue
+            if b"--type=renderer" in cmd:
+                out.append(c)
+    return sorted(out)

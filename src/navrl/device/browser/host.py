@@ -40,7 +40,7 @@ def map_error(e: BaseException, what: str = "", timeout_reason: str = "page_hung
     if isinstance(e, DeviceError):
         return e
     if isinstance(e, (asyncio.TimeoutError, concurrent.futures.TimeoutError, TimeoutError)):
-        return DeviceError(timeout_reason, f"{what} did not finish in time")
+        return _missed(DeviceError(timeout_reason, f"{what} did not finish in time"))
     if isinstance(e, BrowserUnavailable):
         return DeviceError("browser_unavailable", str(e))
     try:
@@ -50,8 +50,8 @@ def map_error(e: BaseException, what: str = "", timeout_reason: str = "page_hung
         PWError = PWTimeout = ()  # type: ignore[assignment]
     msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
     if PWTimeout and isinstance(e, PWTimeout):
-        return DeviceError("navigation_timeout" if "goto" in what or "navigat" in what else timeout_reason,
-                           f"{what}: {msg}")
+        return _missed(DeviceError("navigation_timeout" if "goto" in what or "navigat" in what else timeout_reason,
+                                   f"{what}: {msg}"))
     if PWError and isinstance(e, PWError):
         low = msg.lower()
         if "crash" in low:
@@ -60,6 +60,13 @@ def map_error(e: BaseException, what: str = "", timeout_reason: str = "page_hung
             return DeviceError("browser_crashed", f"{what}: {msg}")
         return DeviceError("browser_error", f"{what}: {msg}")
     return DeviceError("browser_error", f"{what}: {type(e).__name__}: {msg}")
+
+
+def _missed(e: DeviceError) -> DeviceError:
+    """Mark ``e`` as a deadline overrun (:func:`navrl.device.adaptive.missed_deadline`): the
+    page did not answer in time, which under load says the machine is over-committed."""
+    e.deadline_missed = True   # type: ignore[attr-defined]
+    return e
 
 
 class BrowserHost:
