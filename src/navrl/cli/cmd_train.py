@@ -189,7 +189,8 @@ def _parts(args, cfg) -> _Parts:
     suite, judge, devices = choose(args)
     tasks = task_source(suite, args, perturb=None if cfg.train_perturb else PerturbConfig.off())
     judges = judge_set(judge, args)
-    shots = judge == "llm" or cfg.estimator_spec.needs_state_hashes
+    # the presets' planners read no pixels: GiGPO's perceptual hashes need small images only
+    shots = "eager" if judge == "llm" else "thumb" if cfg.estimator_spec.needs_state_hashes else "off"
     farm = device_farm(devices, args, cfg.trajectories_per_update, screenshots=shots)
     spec = {"suite": args.suite, "tasks": args.tasks, "judge": judge, "devices": devices}
     return _Parts({"tasks": tasks, "judges": judges, "devices": farm}, spec)

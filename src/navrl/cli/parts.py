@@ -204,28 +204,36 @@ def judge_set(kind: str, args):
 
 
 # ------------------------------------------------------------------------------- devices
-def device_farm(kind: str, args, batch: int, screenshots: bool = False) -> Any | None:
+def device_farm(kind: str, args, batch: int, screenshots: bool | str = False) -> Any | None:
     """The device farm for ``kind`` holding ``batch`` devices (at most ``--parallel``, and for
     phones the devices named: a bigger batch queues), or None for the phone world's
     in-process devices (one per task, made by the task). ``screenshots``: the run reads
-    screens (an LLM judge, perceptual hashes), so the browser renders every one."""
+    screens (True or ``"eager"``: an LLM judge, frames), so the browser renders every one;
+    ``"thumb"``: it only hashes them (GiGPO with a text planner), so small images do.
+
+    Browser farms are sized to the machine, not to the batch: at most ``--parallel`` pages,
+    else :func:`navrl.device.browser.backend.default_pages` (pages per core x cores), and
+    adaptive under contention (fewer pages in flight while restores miss their deadlines)."""
     from navrl.device.ray_farm import FarmUnavailable, make_device_factory
     if kind == "phone" and args.ray is None:
         return None
-    backend = None
+    shots = "eager" if screenshots is True else "off" if screenshots is False else screenshots
+    backend = pool = None
     parallel = getattr(args, "parallel", None)
     if parallel is not None:    # the runner queues the rest of the batch (a rolling queue)
         batch = min(batch, parallel)
     if kind == "browser":
-        from navrl.device.browser import BrowserBackend
-        backend = BrowserBackend(screenshots="eager" if screenshots else "off")
+        from navrl.device.browser.backend import BrowserBackend, default_pages, farm_config
+        batch = min(batch, parallel if parallel is not None else default_pages())
+        pool = farm_config(batch)
+        backend = BrowserBackend(screenshots=shots)
     elif kind in ("android", "ios"):
         backend = _mobile_backend(kind, args)
         # one episode per named device at a time; the rest of the batch queues for them
         batch = min(batch, len(backend.serials if kind == "android" else backend.urls))  # type: ignore[union-attr]
     try:
-        return make_device_factory(args.ray, devices=batch, hosts=args.hosts, backend=backend,
-                                   screenshots="eager" if screenshots else "lazy")
+        return make_device_factory(args.ray, devices=batch, hosts=args.hosts, backend=backend, pool=pool,
+                                   screenshots="eager" if shots == "eager" else "lazy")
     except FarmUnavailable as e:
         raise CLIError(str(e)) from None
 

@@ -11,19 +11,49 @@ Picklable (the Ray farm ships backends to its hosts): it holds settings only.
 """
 from __future__ import annotations
 
+import os
 from typing import Any, Hashable
 
+from navrl.device.adaptive import AdaptiveConfig
 from navrl.device.backend import DeviceBackend
 from navrl.device.base import Device, DeviceError
 from navrl.device.browser.app import WebSnapshot
 
-__all__ = ["BrowserBackend"]
+__all__ = ["PAGES_PER_CORE", "BrowserBackend", "default_pages", "farm_config", "machine_cores"]
+
+PAGES_PER_CORE = 4
+"""Browser pages per CPU core of a farm sized to the machine (``navrl train``/``eval`` without
+``--parallel``). Measured with ``bench/browser_sizing.py`` (MiniWoB++ scripted episodes, 2
+cores): episodes/s rises up to about 4 pages per core and is flat beyond, while restore
+and step latency keep growing with every page added; see docs/web.md."""
+
+
+def machine_cores() -> int:
+    """CPU cores this process may run on (its affinity mask, else ``os.cpu_count()``)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def default_pages(cores: int | None = None, per_core: int = PAGES_PER_CORE) -> int:
+    """Pages of a browser farm sized to the machine: ``per_core`` x ``cores`` (default: this
+    machine's, :func:`machine_cores`), at least 1."""
+    return max(1, per_core * (cores if cores is not None else machine_cores()))
+
+
+def farm_config(pages: int | None = None, adaptive: AdaptiveConfig | None = AdaptiveConfig()) -> Any:
+    """The :class:`~navrl.device.pool.PoolConfig` of a browser farm: at most ``pages`` pages
+    (default :func:`default_pages`), held to an adaptive limit under contention (None: fixed)."""
+    from navrl.device.pool import PoolConfig
+    return PoolConfig(size=pages if pages is not None else default_pages(), adaptive=adaptive)
 
 
 class BrowserBackend(DeviceBackend):
-    """``phone``: emulation for snapshots that name none; ``screenshots``: ``"eager"`` or
-    ``"off"``; ``dedicated`` (or ``executable``/``args``): a Chromium process of this
-    backend's own instead of the process-wide shared one."""
+    """``phone``: emulation for snapshots that name none; ``screenshots``: ``"eager"``,
+    ``"thumb"`` (small images for perceptual hashes) or ``"off"``; ``dedicated`` (or
+    ``executable``/``args``): a Chromium process of this backend's own instead of the
+    process-wide shared one."""
 
     name = "browser"
     in_process = False

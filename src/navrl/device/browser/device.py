@@ -46,7 +46,11 @@ __all__ = ["BrowserDevice", "WebObservation", "LONG_PRESS_MS"]
 LONG_PRESS_MS = 500
 """A touch held this long without moving is a long press."""
 
-SCREENSHOT_MODES = ("eager", "off")
+SCREENSHOT_MODES = ("eager", "thumb", "off")
+
+THUMB_WIDTH = 128
+"""Width in pixels of a ``screenshots="thumb"`` observation's image: enough for a perceptual
+hash (``imagehash.phash`` reads 32 x 32), a few KB instead of a full phone screen's PNG."""
 
 
 @dataclass
@@ -126,7 +130,10 @@ class BrowserDevice(Device):
 
     ``phone``: default emulation when a snapshot does not name one; ``host``: the
     :class:`BrowserHost` (default: the process-wide one); ``screenshots``: ``"eager"``
-    (a PNG with every observation) or ``"off"`` (UI tree only: text planners, fast RL);
+    (a PNG with every observation), ``"thumb"`` (a :data:`THUMB_WIDTH` px wide PNG of the
+    whole screen, for perceptual hashes only: GiGPO's state keys with a text planner; the
+    observation's ``screen_size`` and coordinates stay in device pixels) or ``"off"`` (UI
+    tree only: text planners, fast RL);
     ``timeout_s``: deadline of observe/act/health; ``nav_timeout_s``: of page loads.
     ``app``/``seed``: start that app right away (otherwise the first :meth:`restore` does).
     """
@@ -461,7 +468,10 @@ class BrowserDevice(Device):
         pf, self._prefetch = self._prefetch, None
         if pf is not None:
             task, box = pf
-            fresh = not task.done() or asyncio.get_running_loop().time() - box["done_at"] <= self.PREFETCH_TTL_S
+            # done_at is None for a task that finished but whose done callback has not run yet
+            # (callbacks run one loop turn later): it has only just finished, so it is fresh
+            fresh = (not task.done() or box["done_at"] is None
+                     or asyncio.get_running_loop().time() - box["done_at"] <= self.PREFETCH_TTL_S)
             if fresh:
                 try:
                     return await task
@@ -490,10 +500,13 @@ class BrowserDevice(Device):
         assert emu is not None and app is not None
         tree = cdp.send("Runtime.evaluate", {"expression": self._observe_expr, "returnByValue": True})
         try:
-            if self.screenshots == "eager":
-                shot_task = cdp.send("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": False,
-                                                                "optimizeForSpeed": True})
-                res, shot = await asyncio.gather(tree, shot_task)
+            if self.screenshots != "off":
+                params: dict = {"format": "png", "captureBeyondViewport": False, "optimizeForSpeed": True}
+                if self.screenshots == "thumb":     # the page rendered at a smaller scale
+                    vw, vh = emu.viewport
+                    params["clip"] = {"x": 0, "y": 0, "width": vw, "height": vh,
+                                      "scale": min(1.0, THUMB_WIDTH / emu.screen[0])}
+                res, shot = await asyncio.gather(tree, cdp.send("Page.captureScreenshot", params))
             else:
                 res, shot = await tree, None
         except Exception as e:  # noqa: BLE001 - only a document swapped mid-read is retried
@@ -521,7 +534,7 @@ class BrowserDevice(Device):
         self._sig = v.get("sig")
         png = base64.b64decode(shot["data"]) if shot is not None else None
         size = emu.screen
-        if png is not None:
+        if png is not None and self.screenshots == "eager":
             size = _png_size(png) or size
         return WebObservation(nodes=nodes, app=app.name, screen_size=size, platform="web", _png=png,
                               url=v.get("url", ""), page=state)
