@@ -8,7 +8,8 @@ Prints the exit code, wall time, masked rollouts (from the run's metrics.jsonl),
 renderer count, the farm line the command printed, and how many renderer processes seen
 during the run still exist after it exited (they must be 0). Prints; asserts nothing.
 
-    nice python bench/train_farm.py [--busy 2] [--out /tmp/bench-train] [-- navrl train args...]
+    navrl sft --preset demo --suite miniwob --tasks click-test,click-button,enter-text --out runs/bc3
+    nice python bench/train_farm.py --init runs/bc3/sft.pt [--busy 2] [--out DIR] [-- navrl train args...]
 """
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ import time
 from pathlib import Path
 
 DEFAULT = ["--preset", "demo", "--suite", "miniwob", "--tasks", "click-test,click-button,enter-text",
-           "--init", "docs/results/miniwob/bc/policy.pt", "--updates", "3"]
+           "--updates", "3"]
 
 
 def renderers_below(root: int) -> list[int]:
@@ -39,11 +40,12 @@ def main() -> int:
     ap.add_argument("--busy", type=int, default=0, help="CPU-bound processes to run beside it")
     ap.add_argument("--out", default="/tmp/bench-train-farm")
     ap.add_argument("--every", type=float, default=0.5)
+    ap.add_argument("--init", default="runs/bc3/sft.pt", help="the BC policy (navrl sft --suite miniwob ...)")
     ap.add_argument("--batch", type=int, default=128, help="rollouts per update (the demo preset's 128)")
     args = ap.parse_args(argv)
     shutil.rmtree(args.out, ignore_errors=True)
     navrl = str(Path(sys.executable).with_name("navrl"))
-    cmd = [navrl, "train", *(extra or DEFAULT), "--out", args.out]
+    cmd = [navrl, "train", *(extra or DEFAULT + ["--init", args.init]), "--out", args.out]
     busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.busy)]
     print(f"load {os.getloadavg()[0]:.1f} before; {args.busy} busy processes beside it\n$ {' '.join(cmd)}", flush=True)
     seen: set[int] = set()

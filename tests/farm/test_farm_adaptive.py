@@ -241,3 +241,31 @@ def test_a_disposable_device_that_fails_is_closed_and_replaced_at_once():
     finally:
         pool.close()
     assert all(d.closed for d in backend.created)
+
+
+# ------------------------------------------------------------------ sizing to the machine
+def test_browser_farms_are_sized_to_the_machine_unless_parallel_says_otherwise(monkeypatch):
+    import argparse
+
+    from navrl.cli.parts import close_farm, device_farm
+    from navrl.device.browser import backend as bb
+    assert bb.default_pages(cores=2) == 2 * bb.PAGES_PER_CORE and bb.default_pages(cores=1, per_core=0) == 1
+    monkeypatch.setattr(bb, "machine_cores", lambda: 3)
+    args = argparse.Namespace(ray=None, hosts=2, parallel=None)
+    farm = device_farm("browser", args, 128, screenshots="thumb")     # the demo preset's 128 rollouts
+    try:
+        assert farm.capacity == 3 * bb.PAGES_PER_CORE                  # not 128
+        assert farm.adaptive is not None and farm.adaptive.limit == farm.capacity
+        assert farm.backend.screenshots == "thumb" and farm.backend.disposable
+    finally:
+        close_farm(farm)
+    farm = device_farm("browser", argparse.Namespace(ray=None, hosts=2, parallel=5), 128)
+    try:
+        assert farm.capacity == 5 and farm.adaptive is not None and farm.backend.screenshots == "off"
+    finally:
+        close_farm(farm)
+    farm = device_farm("browser", argparse.Namespace(ray=None, hosts=2, parallel=None), 4)
+    try:
+        assert farm.capacity == 4                                      # a small batch needs no more
+    finally:
+        close_farm(farm)

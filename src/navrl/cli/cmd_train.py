@@ -248,8 +248,14 @@ def run(args) -> int:
     finally:
         stats = close_farm(trainer.devices)
         if stats is not None:
-            print("device farm: " + ", ".join(f"{k} {stats[k]}" for k in ("backend", "hosts", "devices", "resets",
-                                                                        "failures", "masked_host_lost") if k in stats))
+            line = ", ".join(f"{k} {stats[k]}" for k in ("backend", "hosts", "devices", "resets", "failures",
+                                                          "quarantined", "masked_host_lost", "in_flight_peak")
+                             if k in stats)
+            ad = stats.get("adaptive")
+            if ad:   # an adaptive farm: where its limit went
+                line += (f", pages in flight: limit {ad['limit']} of {ad['maximum']} (lowest {ad['lowest']}, "
+                         f"{ad['drops']} drops, {ad['raises']} raises, {ad['misses']} missed deadlines)")
+            print("device farm: " + line)
     for s, r in res.items():
         print(f"{s}: {r.summary().splitlines()[0]}")
     print(f"run: {trainer.run_dir}  (navrl report {trainer.run_dir})")
