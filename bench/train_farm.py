@@ -92,11 +92,16 @@ def main() -> int:
         total += n
         for k, v in (r.get("masked_reasons") or {}).items():
             reasons[k] = reasons.get(k, 0) + v
+    steps = sum((r.get("episode_length") or 0) * (args.batch - r.get("masked", 0)) for r in upd)
+    roll = sum((r.get("time") or {}).get("rollout", 0.0) for r in upd)
+    learn = sum((r.get("time") or {}).get("update", 0.0) for r in upd)
     for line in lines:
         if line.startswith(("device farm", "infrastructure", "error", "navrl:")) or "Outage" in line:
             print("  | " + line)
     print(f"exit {rc}; wall {wall:.0f} s; updates {len(upd)}; masked {masked}/{total} "
           f"({100 * masked / max(1, total):.1f}%) {reasons or ''}")
+    print(f"rollouts: {steps:.0f} environment steps in {roll:.0f} s of rollout time ({steps / max(roll, 1e-9):.1f} "
+          f"steps/s); updates {learn:.0f} s")
     print(f"renderer processes: peak {peak[0]}, {len(seen)} seen in all, {len(left)} left after exit; "
           f"load mean {sum(loads) / max(1, len(loads)):.1f} max {max(loads, default=0):.1f}")
     if rc != 0:

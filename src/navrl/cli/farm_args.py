@@ -20,7 +20,7 @@ def add_farm_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--parallel", type=_positive, default=None, metavar="N",
                         help="most devices at once (browser pages, phones); the episodes of a bigger batch queue "
                              "and start as earlier ones finish (default: browser pages sized to the machine, "
-                             "4 per core, fewer while the machine is too busy; other devices: the whole batch)")
+                             "8 per core, fewer while the machine is too busy; other devices: the whole batch)")
 
 
 def _positive(text: str) -> int:

@@ -21,11 +21,14 @@ from navrl.device.browser.app import WebSnapshot
 
 __all__ = ["PAGES_PER_CORE", "BrowserBackend", "default_pages", "farm_config", "machine_cores"]
 
-PAGES_PER_CORE = 4
-"""Browser pages per CPU core of a farm sized to the machine (``navrl train``/``eval`` without
-``--parallel``). Measured with ``bench/browser_sizing.py`` (MiniWoB++ scripted episodes, 2
-cores): episodes/s rises up to about 4 pages per core and is flat beyond, while restore
-and step latency keep growing with every page added; see docs/web.md."""
+PAGES_PER_CORE = 8
+"""Browser pages per CPU core of a farm sized to the machine (``navrl train``/``eval``/``sft``
+without ``--parallel``). Measured with ``bench/browser_sizing.py`` on 2 cores (MiniWoB++,
+docs/web.md "Farm size"): the browser alone carries as many episodes/s with 1 page per core
+as with 8, while with the learner's planner in the loop (80% of the wall time: it plans every
+ready episode in one batch) steps/s kept rising up to 8 pages per core (5.9, 7.1, 6.5, 9.1,
+12.1 steps/s at 0.5, 1, 2, 4, 8 pages per core). Past what the machine can serve in time the
+adaptive limit (``farm_config``) takes pages out of flight."""
 
 
 def machine_cores() -> int:
