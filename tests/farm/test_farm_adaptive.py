@@ -274,3 +274,34 @@ def test_browser_farms_are_sized_to_the_machine_unless_parallel_says_otherwise(m
         assert farm.capacity == 4                                      # a small batch needs no more
     finally:
         close_farm(farm)
+
+
+def test_a_runner_on_an_adaptive_farm_below_its_size_finishes_every_episode():
+    """The runner starts ``capacity`` leases; with the limit below it, the leases over the limit
+    wait until finished episodes give their devices back (also once nothing is queued)."""
+    from navrl.agent.grounders.accessibility import AccessibilityGrounder
+    from navrl.agent.planner import ExpertPlanner
+    from navrl.device.latency import LatencyBackend
+    from navrl.device.pool import PhoneWorldBackend
+    from navrl.judge.oracle import OracleJudge
+    from navrl.rollout.runner import EpisodeRunner
+    from navrl.tasks.suites import suite_tasks
+    j = OracleJudge()
+    runner = EpisodeRunner(ExpertPlanner(), AccessibilityGrounder(), j, j, j)
+    tasks = suite_tasks("train", 12)
+    for n_tasks in (6, 12):                       # a batch within the size, and one that queues
+        pool = DevicePool(LatencyBackend(PhoneWorldBackend(), act_s=0.002, reset_s=0.002),
+                          PoolConfig(size=6, adaptive=AdaptiveConfig(recover_after=10_000)))
+        try:
+            assert pool.adaptive is not None
+            pool.adaptive.limit = 2                # as after two drops
+            done: list = []
+            th = threading.Thread(target=lambda: done.append(runner.run(tasks[:n_tasks], devices=pool)), daemon=True)
+            th.start()
+            th.join(60)
+            assert done, "the run hung: leases waited for devices held by finished episodes"
+            trajs = done[0]
+            assert len(trajs) == n_tasks and all(t.valid for t in trajs)
+            assert pool.in_flight_peak == 2 and pool.in_flight == 0
+        finally:
+            pool.close()

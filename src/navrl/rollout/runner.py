@@ -126,7 +126,7 @@ class EpisodeRunner:
             tm["device"] += time.perf_counter() - t0
         try:
             trajs = self._run(tasks, devices, groups, on_step, deadline, refill,  # type: ignore[arg-type]
-                              getattr(farm, "pick_next", None))
+                              getattr(farm, "pick_next", None), farm.release_batch if farm is not None else None)
         finally:
             if farm is not None:   # leases still pending were cancelled: the farm takes those back itself
                 farm.release_batch([d for d in devices  # type: ignore[union-attr]
@@ -137,16 +137,19 @@ class EpisodeRunner:
     def _run(self, tasks: list[TaskSpec], devices: list[Any] | None, groups: list[int] | None,
              on_step: Callable[[int], None] | None, deadline: float | None,
              refill: Callable[[TaskSpec, Any], Any] | None = None,
-             choose: Callable[[Any, list[TaskSpec]], int] | None = None) -> list[Trajectory]:
+             choose: Callable[[Any, list[TaskSpec]], int] | None = None,
+             release: Callable[[list[Any]], None] | None = None) -> list[Trajectory]:
         """``devices``: one per task (or a future of it, replaced in the list once it lands;
         None for an episode queued until ``refill(task, finished_device)`` leases it one;
-        ``choose(finished_device, queued_tasks)`` picks which queued task goes next)."""
+        ``choose(finished_device, queued_tasks)`` picks which queued task goes next;
+        ``release(devices)`` gives a finished episode's device back to its farm at once when
+        no queued episode takes it over)."""
         step = self._stepper()
         if devices is None:
             devices = [task.make_device() for task in tasks]
         eps = [Episode(task, None if isinstance(devices[i], cf.Future) else devices[i],  # type: ignore[arg-type]
                        groups[i] if groups is not None else i) for i, task in enumerate(tasks)]
-        flight = _Flight(self, on_step, step.wants_snapshots(), refill, choose)
+        flight = _Flight(self, on_step, step.wants_snapshots(), refill, choose, release)
         flight.lease(eps, devices)
         try:
             self._loop(eps, step, flight, deadline)
@@ -165,6 +168,7 @@ class EpisodeRunner:
         while True:
             if flight.queued:
                 flight.hand_on(eps)
+            flight.free(eps)
             if not flight and all(ep.done for ep in eps):
                 return
             if deadline is not None and time.monotonic() >= deadline:
@@ -276,8 +280,10 @@ class _Flight:
 
     def __init__(self, runner: EpisodeRunner, on_step: Callable[[int], None] | None, want_snapshot: bool,
                  refill: Callable[[TaskSpec, Any], Any] | None = None,
-                 choose: Callable[[Any, list[TaskSpec]], int] | None = None):
+                 choose: Callable[[Any, list[TaskSpec]], int] | None = None,
+                 release: Callable[[list[Any]], None] | None = None):
         self.runner, self.on_step, self.want_snapshot = runner, on_step, want_snapshot
+        self.release = release
         self.waiting: dict[cf.Future, tuple[Episode, Any, int]] = {}   # ... and the order it started in
         self.busy: set[int] = set()         # id() of the episodes waiting
         self.done: queue.SimpleQueue[cf.Future] = queue.SimpleQueue()
@@ -342,6 +348,21 @@ class _Flight:
                 nxt.device = dev
                 self.start([nxt], [None], [None])
         self._running = still
+
+    def free(self, eps: list[Episode]) -> None:
+        """Give the devices of finished episodes back to the farm once no queued episode is
+        left to take them over: an adaptive farm holds leases still waiting for room until
+        devices come back, so a device must not idle in a finished episode until the run ends."""
+        if self.release is None or self._queue:
+            return
+        for ep in eps:
+            if not ep.done or id(ep) in self.busy:
+                continue
+            i = self.index.get(id(ep))
+            dev = self.devices[i] if i is not None else None
+            if dev is not None and not isinstance(dev, cf.Future):
+                self.devices[i] = None  # type: ignore[index]
+                self.release([dev])
 
     def start(self, eps: list[Episode], gens: list[Any], actions: list[Any]) -> None:
         """Start the device calls; devices that answer at once (in-process) land now, in order."""
