@@ -77,10 +77,12 @@ def test_a_page_that_hangs_is_closed_with_its_renderer(farm):
         a.observe()                                                    # ... and the page does not answer
     assert e.value.reason == "page_hung"
     # the hung page's renderer is the one spinning: it burns CPU while the others idle
+    # (a busy machine gives it less than a core: the one that ran most, by far, in 2 s)
     t0 = {p: _cpu_ticks(p) for p in mine}
-    time.sleep(1.0)
-    spinning = {p for p in mine if _cpu_ticks(p) - t0[p] >= 30}     # >= 0.3 s of CPU in 1 s
-    assert len(spinning) == 1, (mine, spinning)
+    time.sleep(2.0)
+    used = sorted(((_cpu_ticks(p) - t0[p], p) for p in mine), reverse=True)
+    assert used[0][0] >= 10 and all(u * 3 < used[0][0] for u, _ in used[1:]), used
+    spinning = {used[0][1]}
     farm.release(a)                          # its failure closes it (a browser page is disposable)
     st = farm.stats()
     assert st["quarantined"] == 1 and st["devices"] == 1
