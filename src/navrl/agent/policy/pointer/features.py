@@ -19,6 +19,8 @@ import zlib
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+import numpy as np
+
 from navrl.agent.policy.pointer.text import (Piece, STOPWORDS, alignment, boundary_features, content_keys, norm,
                                              pieces, span_text, spans, trigrams)
 from navrl.lru import BoundedCache
@@ -114,7 +116,52 @@ class Encoded:
     scr_node: list[int]
     scr_pos: list[int]
     kind_mask: list[bool]
-    cands: list[Cand] = field(default_factory=list)
+    cand_text: list[str] = field(default_factory=list)
+    cand_src: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    cand_a: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    cand_b: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    cand_feats: np.ndarray = field(default_factory=lambda: np.zeros((0, CAND_FEATS), np.float32))
+    cand_use: np.ndarray = field(default_factory=lambda: np.zeros((0, 3), bool))
+
+    @property
+    def cands(self) -> list[Cand]:
+        """The text candidates as objects (built on demand: plan reads the arrays)."""
+        return [Cand(int(src), t, int(a), int(b), f.tolist(), (bool(u[0]), bool(u[1]), bool(u[2])))
+                for src, t, a, b, f, u in zip(self.cand_src, self.cand_text, self.cand_a, self.cand_b,
+                                              self.cand_feats, self.cand_use)]
+
+
+@dataclass(frozen=True)
+class _Cands:
+    """The text candidates of one text (a label, a value, the goal, an answer) as arrays:
+    built once per text, shifted to a state's reference rows when a state uses them."""
+    text: tuple[str, ...]
+    src: np.ndarray
+    a: np.ndarray
+    b: np.ndarray
+    feats: np.ndarray
+    use: np.ndarray
+
+    @staticmethod
+    def of(src: int, rows: tuple[tuple[int, int, str, tuple, tuple], ...]) -> "_Cands":
+        n = len(rows)
+        return _Cands(tuple(r[2] for r in rows), np.full(n, src, np.int64),
+                      np.asarray([r[0] for r in rows], np.int64).reshape(n),
+                      np.asarray([r[1] for r in rows], np.int64).reshape(n),
+                      np.asarray([r[3] for r in rows], np.float32).reshape(n, CAND_FEATS),
+                      np.asarray([r[4] for r in rows], bool).reshape(n, 3))
+
+
+def _join_cands(blocks: list[tuple[_Cands, int]]) -> _Cands:
+    """The candidates of (block, its first reference row) pairs, in order, in one block."""
+    text: list[str] = []
+    for blk, _ in blocks:
+        text.extend(blk.text)
+    shift = np.repeat(np.asarray([r for _, r in blocks], np.int64), [len(blk.text) for blk, _ in blocks])
+    return _Cands(tuple(text), np.concatenate([blk.src for blk, _ in blocks]),
+                  np.concatenate([blk.a for blk, _ in blocks]) + shift,
+                  np.concatenate([blk.b for blk, _ in blocks]) + shift,
+                  np.concatenate([blk.feats for blk, _ in blocks]), np.concatenate([blk.use for blk, _ in blocks]))
 
 
 class Vocab:
@@ -192,6 +239,34 @@ def _span_cands(src: int, s: str, max_span: int) -> tuple[tuple[int, int, str, t
         txt = span_text(s, ps, a, b)
         out.append((a, b, txt, tuple(_cand_feats(src, txt, ps, a, b, quoted=False)), (False, _answerable(txt), False)))
     return tuple(out)
+
+
+@lru_cache(maxsize=100_000)
+def _span_block(src: int, s: str) -> _Cands:
+    return _Cands.of(src, _span_cands(src, s, MAX_SPAN_SCREEN))
+
+
+@lru_cache(maxsize=20_000)
+def _screen_block(texts: tuple[tuple[str, str], ...]) -> _Cands:
+    """The on-screen candidates of a screen's (label, value) pairs, rows counted from its first
+    screen piece (a screen recurs across steps and sibling rollouts with other histories)."""
+    blocks, row = [], 0
+    for label, value in texts:
+        for src, s in ((2, label), (3, value)):
+            blocks.append((_span_block(src, s), row))
+            row += len(pieces(s)[:MAX_NODE_PIECES])
+    return _join_cands(blocks) if blocks else _Cands.of(2, ())
+
+
+@lru_cache(maxsize=20_000)
+def _ctx_block(seg: int, s: str, n: int) -> _Cands:
+    return _Cands.of(seg, _ctx_cands(seg, s, n))
+
+
+@lru_cache(maxsize=1)
+def _fixed_block() -> _Cands:
+    return _Cands.of(4, tuple((k, k, w, tuple(_cand_feats(4, w, [], 0, 0, False)), (False, True, False))
+                              for k, w in enumerate(FIXED_ANSWERS)))
 
 
 class _Ids:
@@ -279,7 +354,7 @@ def encode(prompt: str, vocab: Vocab) -> Encoded:
     ans_all = " ".join(ans_texts)
     node_role, node_label_ids, node_value_ids, node_feats, node_labels, node_accept = [], [], [], [], [], []
     match_ctx, match_hist, scr_ids, scr_node, scr_pos = [], [], [], [], []
-    cands: list[Cand] = []
+    texts: list[tuple[str, str]] = []
     has_focus = False
     scr_row0 = len(ctx_ids)   # screen-piece rows follow the context rows in the reference table
     for i, n in enumerate(nodes[:MAX_NODES]):
@@ -312,30 +387,26 @@ def encode(prompt: str, vocab: Vocab) -> Encoded:
         node_accept.append(acc)
         # on-screen text pieces and their candidate spans (answers are read off the screen)
         for src, s, ps in ((2, label, lp), (3, value, vp)):
-            row0 = scr_row0 + len(scr_ids)
             for k, p in enumerate(ps):
                 scr_ids.append(ids(p))
                 scr_node.append(i)
                 scr_pos.append(min(k, 31))
-            for a, bb, txt, feats, usable in _span_cands(src, s, MAX_SPAN_SCREEN):
-                cands.append(Cand(src, txt, row0 + a, row0 + bb, feats, usable))
-    # --- goal/answer candidates
+        texts.append((label, value))
+    # --- text candidates: on screen, then the goal's and answers', then the fixed answers
+    blocks = [(_screen_block(tuple(texts)), scr_row0)]
     for si, r0, n in ctx_rows:
         seg, s, _ = ctx_src[si]
-        for a, bb, txt, feats, usable in _ctx_cands(seg, s, n):
-            cands.append(Cand(seg, txt, r0 + a, r0 + bb, feats, usable))
-    fixed_row0 = scr_row0 + len(scr_ids)
-    for k, word in enumerate(FIXED_ANSWERS):
-        cands.append(Cand(4, word, fixed_row0 + k, fixed_row0 + k, _cand_feats(4, word, [], 0, 0, False),
-                          (False, True, False)))
+        blocks.append((_ctx_block(seg, s, n), r0))
+    blocks.append((_fixed_block(), scr_row0 + len(scr_ids)))
+    cb = _join_cands(blocks)
     kind_mask = [True] * K
     for kname in NODE_KINDS:
         kind_mask[KIND_ID[kname]] = any(acc[KIND_ID[kname]] for acc in node_accept)
-    kind_mask[KIND_ID["ask"]] = any(c.usable[2] for c in cands)
+    kind_mask[KIND_ID["ask"]] = bool(cb.use[:, 2].any())
     glob = [min(t, 30) / 30.0, float(has_focus), float(bool(answers)), float(not app), min(len(nodes), 96) / 96.0]
     return Encoded(goal, ctx_ids, ctx_seg, ctx_pos, ctx_feats, hist_kind, hist_ids, hist_feats, glob, node_role,
                    node_label_ids, node_value_ids, node_feats, node_labels, node_accept, match_ctx, match_hist,
-                   scr_ids, scr_node, scr_pos, kind_mask, cands)
+                   scr_ids, scr_node, scr_pos, kind_mask, list(cb.text), cb.src, cb.a, cb.b, cb.feats, cb.use)
 
 
 @lru_cache(maxsize=20_000)
@@ -406,7 +477,7 @@ def render_step(d: Decision, e: Encoded, frames: list[str]) -> str:
         return "Go home"
     if k == "complete":
         return "Complete"
-    text = e.cands[d.arg].text
+    text = e.cand_text[d.arg]
     if k == "type":
         return f"Type {_q(text)}"
     if k == "answer":
@@ -483,9 +554,10 @@ def decision_for(step: str, e: Encoded, frames: list[str]) -> Decision | None:
 
 def _text_decision(kind: int, text: str, e: Encoded, use: int) -> Decision | None:
     from navrl.tasks.spec import answers_match
-    ok = [i for i, c in enumerate(e.cands) if c.usable[use] and c.text == text]
+    cands = e.cands
+    ok = [i for i, c in enumerate(cands) if c.usable[use] and c.text == text]
     if not ok and use == 1:   # an answer written differently ("59 F" for "H:59"): the longest
-        ok = sorted((i for i, c in enumerate(e.cands)      # candidate the checker accepts
+        ok = sorted((i for i, c in enumerate(cands)      # candidate the checker accepts
                      if c.usable[use] and answers_match(c.text, text) and len(c.text) >= 2),
-                    key=lambda i: -len(e.cands[i].text))
+                    key=lambda i: -len(cands[i].text))
     return Decision(kind, ok[0]) if ok else None

@@ -18,6 +18,8 @@ from navrl.agent.policy.pointer.features import (CAND_FEATS, CTX_FEATS, GLOBAL_F
                                                  N_PLACEHOLDERS, ROLES, Encoded)
 
 NEG = -1e9
+BUCKET_OVERHEAD = 300.0
+"""A forward pass's fixed cost in padded tokens (measured on 2 cores: see bench/planner_speed.py)."""
 
 
 @dataclass(frozen=True)
@@ -96,9 +98,7 @@ def state_arrays(s: Encoded) -> dict:
         "match_ctx": np.asarray(s.match_ctx, i64).reshape(-1, 2), "match_hist": np.asarray(s.match_hist, i64).reshape(-1, 2),
         "scr_ids": np.asarray(s.scr_ids, i64), "scr_node": np.asarray(s.scr_node, i64),
         "scr_pos": np.asarray(s.scr_pos, i64),
-        "cand_a": np.asarray([c.a for c in s.cands], i64), "cand_b": np.asarray([c.b for c in s.cands], i64),
-        "cand_feats": np.asarray([c.feats for c in s.cands], f32).reshape(-1, CAND_FEATS),
-        "cand_use": np.asarray([c.usable for c in s.cands], bool).reshape(-1, 3),
+        "cand_a": s.cand_a, "cand_b": s.cand_b, "cand_feats": s.cand_feats, "cand_use": s.cand_use,
         "kind_mask": np.asarray(s.kind_mask, bool),
     }
     setattr(s, _ARR, a)
@@ -161,6 +161,47 @@ def collate(states: list[Encoded]) -> Collated:
         o["cand_use"][i, :c] = a["cand_use"]
         o["kind_mask"][i] = a["kind_mask"]
     return Collated(**{k: torch.from_numpy(v) for k, v in o.items()})
+
+
+def size_buckets(lengths: list[int], overhead: float = BUCKET_OVERHEAD) -> list[list[int]]:
+    """Split states of encoder lengths ``lengths`` into groups of similar length (indices,
+    shortest first) that minimise the padded work: a group costs ``overhead`` (a forward
+    pass's fixed cost, in tokens) plus its size x its longest length x (1 + length / 256)
+    (token-wise layers, then attention). Screens differ a lot in size (12 to 100 elements on
+    the phone world, a median of 27), so padding a batch to its longest state does ~4x the
+    work; a few passes over similar states do little more than the real work."""
+    order = sorted(range(len(lengths)), key=lambda i: lengths[i])
+    T = [lengths[i] for i in order]
+    n = len(T)
+    best = [0.0] + [math.inf] * n   # best[j]: cost of the first j states
+    cut = [0] * (n + 1)
+    for j in range(1, n + 1):
+        t = T[j - 1]
+        for i in range(j):
+            c = best[i] + overhead + (j - i) * t * (1 + t / 256)
+            if c < best[j]:
+                best[j], cut[j] = c, i
+    groups, j = [], n
+    while j > 0:
+        groups.append(order[cut[j]:j])
+        j = cut[j]
+    return groups[::-1]
+
+
+def _bucket(c: Collated, idx: torch.Tensor, lc: int, h: int, n: int) -> Collated:
+    """The encoder's inputs of states ``idx`` of ``c``, cut to their own longest lengths
+    (``lc`` goal pieces, ``h`` history steps, ``n`` nodes; what is cut is padding). The
+    heads' inputs are left as they are (unused by :meth:`PointerNet.encode`)."""
+    Lc = c.ctx_ids.shape[1]
+    return Collated(
+        ctx_ids=c.ctx_ids[idx, :lc], ctx_seg=c.ctx_seg[idx, :lc], ctx_pos=c.ctx_pos[idx, :lc],
+        ctx_feats=c.ctx_feats[idx, :lc], ctx_mask=c.ctx_mask[idx, :lc], hist_kind=c.hist_kind[idx, :h],
+        hist_ids=c.hist_ids[idx, :h], hist_feats=c.hist_feats[idx, :h], hist_mask=c.hist_mask[idx, :h],
+        glob=c.glob[idx], node_role=c.node_role[idx, :n], node_label=c.node_label[idx, :n],
+        node_value=c.node_value[idx, :n], node_feats=c.node_feats[idx, :n], node_mask=c.node_mask[idx, :n],
+        node_accept=c.node_accept, match=torch.cat([c.match[idx, :n, :lc], c.match[idx, :n, Lc:Lc + h]], 2),
+        scr_ids=c.scr_ids, scr_node=c.scr_node, scr_pos=c.scr_pos, scr_mask=c.scr_mask, cand_a=c.cand_a,
+        cand_b=c.cand_b, cand_feats=c.cand_feats, cand_use=c.cand_use, kind_mask=c.kind_mask)
 
 
 class _Layer(nn.Module):
@@ -260,6 +301,26 @@ class PointerNet(nn.Module):
             x = layer(x, bias)
         x = self.ln(x)
         return x[:, 0], x[:, 1:1 + Lc], x[:, n0:]
+
+    def encode_bucketed(self, c: Collated):
+        """:meth:`encode` of a padded batch, run in groups of states of similar length
+        (:func:`size_buckets`) and put back in the batch's order and shapes: the same
+        values (padding only ever met masked attention), for a fraction of the work. Rows of
+        padding come back as zeros (the heads mask them)."""
+        lc_i, h_i, n_i = (m.sum(1).tolist() for m in (c.ctx_mask, c.hist_mask, c.node_mask))
+        B, Lc = c.ctx_ids.shape
+        N = c.node_role.shape[1]
+        groups = size_buckets([1 + a + b + d for a, b, d in zip(lc_i, h_i, n_i)])
+        if len(groups) == 1:
+            return self.encode(c)
+        D = self.cfg.d_model
+        cls, ctx, nodes = torch.zeros(B, D), torch.zeros(B, Lc, D), torch.zeros(B, N, D)
+        for g in groups:
+            idx = torch.tensor(g)
+            lc, h, n = (max(1, max(v[i] for i in g)) for v in (lc_i, h_i, n_i))
+            a, b, d = self.encode(_bucket(c, idx, lc, h, n))
+            cls[idx], ctx[idx, :lc], nodes[idx, :n] = a, b, d
+        return cls, ctx, nodes
 
     # ------------------------------------------------------------------ heads (logits, masked)
     def kind_logits(self, cls: torch.Tensor, c: Collated) -> torch.Tensor:

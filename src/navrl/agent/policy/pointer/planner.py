@@ -28,7 +28,7 @@ _NODE_K = frozenset(KIND_ID[k] for k in NODE_KINDS)
 
 def _size(e: Encoded) -> tuple[int, int]:
     """Sort key: the encoder's sequence length, then the number of text candidates."""
-    return len(e.ctx_ids) + len(e.hist_kind) + len(e.node_role), len(e.cands)
+    return len(e.ctx_ids) + len(e.hist_kind) + len(e.node_role), len(e.cand_text)
 
 
 class PointerPlanner(Policy):
@@ -145,7 +145,7 @@ class PointerPlanner(Policy):
     def _forward_chunk(self, states: list[Encoded], kinds: torch.Tensor | None, args: torch.Tensor | None,
                        frames: torch.Tensor | None, temperature: float, choose: bool):
         c = collate(states)
-        cls, ctx, nodes = self.model.encode(c)
+        cls, ctx, nodes = self.model.encode_bucketed(c)
         B = cls.shape[0]
         T = temperature
         logp = torch.zeros(B, 3)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 _PIECE = re.compile(r"[A-Za-z]+|\d+|[^\sA-Za-z\d]")
 
@@ -29,16 +29,17 @@ class Piece:
     start: int
     end: int
 
-    @property
+    # cached: featurisation reads them for every piece of every state (pieces are memoised)
+    @cached_property
     def key(self) -> str:
         """Lower-cased form used for vocabulary look-up and matching."""
         return self.text.lower()
 
-    @property
+    @cached_property
     def is_word(self) -> bool:
         return self.text[0].isalpha()
 
-    @property
+    @cached_property
     def is_number(self) -> bool:
         return self.text[0].isdigit()
 
@@ -59,6 +60,7 @@ def trigrams(s: str) -> set[str]:
     return {s[i:i + 3] for i in range(len(s) - 2)} if len(s) >= 3 else set()
 
 
+@lru_cache(maxsize=200_000)
 def norm(s: str) -> str:
     return re.sub(r"\s+", " ", (s or "").lower().strip())
 

@@ -1,0 +1,142 @@
+"""Pointer-planner decisions per second at batch 1, 16 and 128 on recorded phone-world and
+MiniWoB++ states, split into featurisation (context -> prompt -> model inputs) and the rest
+(forward pass, heads, rendering), for this checkout and for f0ad593 (the previous
+implementation) measured in the same run, as a ratio.
+
+States: ``tests/agent/fixtures/pointer_states.json.gz`` (1,026 phone-world states of test-ios
+and test-android rollouts, 148 MiniWoB++ states), as PlannerContexts. The planner: default
+sizes (the ``demo`` preset's, 159k parameters), weights from a seed, greedy decisions. Each
+implementation runs in its own subprocess (``PYTHONPATH`` at its ``src``; f0ad593 from a
+temporary ``git worktree add --detach``, removed after), rounds interleaved (old, new, old,
+new ...) so both meet the same machine load; the best round of each is kept. Every timed pass
+starts with the planner's per-prompt cache empty (each rollout step meets a new state); the
+label-level caches are warm (one untimed pass first), as in steady-state rollouts. The
+workers also report a digest of their greedy decisions: they must agree.
+
+Prints; asserts nothing. Usage: python bench/planner_speed.py [--rounds 2] [--threads 1]
+[--ref f0ad593] [--ref-src PATH]
+
+Measured on the 2-core machine, shared with other jobs (f0ad593 -> this commit, decisions/s):
+see the commit message that last changed this file.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "tests" / "agent" / "fixtures"
+BATCHES = (1, 16, 128)
+BATCH1_STATES = 160
+"""States per world at batch 1 (one plan call each: the slowest setting)."""
+
+
+# ------------------------------------------------------------------------------ worker
+def _time_passes(planner, ctxs: list, batch: int) -> tuple[float, float, list]:
+    """(seconds featurising, seconds planning from scratch, decisions) over ``ctxs``."""
+    planner._cache.clear()
+    t0 = time.perf_counter()
+    for i in range(0, len(ctxs), batch):
+        for c in ctxs[i:i + batch]:
+            planner.state(planner.prompt_text(c))
+    feat = time.perf_counter() - t0
+    planner._cache.clear()
+    out = []
+    t0 = time.perf_counter()
+    for i in range(0, len(ctxs), batch):
+        out += planner.plan(ctxs[i:i + batch])
+    total = time.perf_counter() - t0
+    return feat, total, [o.token_ids for o in out]
+
+
+def worker(threads: int) -> None:
+    import torch
+    sys.path.insert(0, str(FIXTURES))
+    import pointer_states as ps
+    torch.set_num_threads(threads)
+    data = ps.load_states()
+    planner = ps.make_planner(data)
+    planner.sample = False
+    import navrl
+    res: dict = {"params": sum(p.numel() for p in planner.model.parameters()), "navrl": navrl.__file__}
+    for world in ("phone", "miniwob"):
+        ctxs = ps.contexts_of([s["prompt"] for s in data["states"] if s["world"] == world])
+        _time_passes(planner, ctxs, 16)   # warm the label-level caches
+        for b in BATCHES:
+            sub = ctxs[:BATCH1_STATES] if b == 1 else ctxs
+            feat, total, ids = _time_passes(planner, sub, b)
+            res[f"{world}/{b}"] = {"n": len(sub), "feat_s": feat, "total_s": total, "digest": ps.digest(ids)}
+    print(json.dumps(res))
+
+
+# ------------------------------------------------------------------------------ driver
+def _run_worker(src: Path, threads: int) -> dict:
+    env = {**os.environ, "PYTHONPATH": str(src)}
+    out = subprocess.run([sys.executable, __file__, "--worker", "--threads", str(threads)], env=env, check=True,
+                         capture_output=True, text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def _best(runs: list[dict]) -> dict:
+    best = dict(runs[0])
+    for r in runs[1:]:
+        for k, v in r.items():
+            if isinstance(v, dict) and v["total_s"] < best[k]["total_s"]:
+                best[k] = v
+    return best
+
+
+def _report(old: dict, new: dict, ref: str) -> None:
+    print(f"pointer planner, {new['params']:,} parameters, greedy; decisions/s (ms per decision: featurise + rest)")
+    print(f"{'states':>8} {'batch':>5} | {ref + ' (previous)':>32} | {'this checkout':>32} | {'ratio':>6}  same decisions")
+    for world in ("phone", "miniwob"):
+        for b in BATCHES:
+            k = f"{world}/{b}"
+            cells = []
+            for r in (old, new):
+                n, f, t = r[k]["n"], r[k]["feat_s"], r[k]["total_s"]
+                cells.append(f"{n / t:9.0f}/s ({1e3 * f / n:5.2f} + {1e3 * (t - f) / n:5.2f} ms)")
+            ratio = old[k]["total_s"] / new[k]["total_s"]
+            same = "yes" if old[k]["digest"] == new[k]["digest"] else "NO"
+            print(f"{world:>8} {b:5d} | {cells[0]:>32} | {cells[1]:>32} | {ratio:5.1f}x  {same}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--threads", type=int, default=1, help="torch threads of both implementations")
+    ap.add_argument("--rounds", type=int, default=2, help="interleaved rounds per implementation (best kept)")
+    ap.add_argument("--ref", default="f0ad593", help="the previous implementation's commit")
+    ap.add_argument("--ref-src", help="a checkout's src of the previous implementation (instead of a worktree)")
+    a = ap.parse_args()
+    if a.worker:
+        worker(a.threads)
+        return
+    tmp = None
+    if a.ref_src:
+        ref_src = Path(a.ref_src)
+    else:
+        tmp = Path(tempfile.mkdtemp(prefix="navrl-ref-")) / "tree"
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "-q", str(tmp), a.ref], check=True)
+        ref_src = tmp / "src"
+    try:
+        olds, news = [], []
+        for _ in range(a.rounds):
+            olds.append(_run_worker(ref_src, a.threads))
+            news.append(_run_worker(ROOT / "src", a.threads))
+    finally:
+        if tmp is not None:
+            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tmp)], check=False)
+    print(f"{a.threads} torch thread(s), best of {a.rounds} interleaved rounds; previous: {olds[0]['navrl']}, "
+          f"this: {news[0]['navrl']}")
+    _report(_best(olds), _best(news), a.ref)
+
+
+if __name__ == "__main__":
+    main()
