@@ -284,6 +284,24 @@ class _Ids:
             j = self.ph[p.key] = len(self.ph) % N_PLACEHOLDERS
         return self.v.size + j
 
+    def many(self, ps: "tuple[Piece, ...] | list[Piece]") -> list[int]:
+        """``[self(p) for p in ps]`` without a call per piece."""
+        index, ph, size = self.v.index, self.ph, self.v.size
+        out = []
+        for p in ps:
+            k = p.key
+            i = index.get(k)
+            if i is None:
+                j = ph.get(k)
+                if j is None:
+                    j = ph[k] = len(ph) % N_PLACEHOLDERS
+                i = size + j
+            out.append(i)
+        return out
+
+
+_SCR_POS = [min(k, 31) for k in range(MAX_NODE_PIECES)]
+
 
 _QUOTED = re.compile(r'"([^"]+)"')
 
@@ -362,8 +380,9 @@ def encode(prompt: str, vocab: Vocab) -> Encoded:
         label, value = str(label), str(value)
         lp, vp = pieces(label)[:MAX_NODE_PIECES], pieces(value)[:MAX_NODE_PIECES]
         node_role.append(ROLE_ID.get(str(role), 0))
-        node_label_ids.append([ids(p) for p in lp] or [0])
-        node_value_ids.append([ids(p) for p in vp] or [0])
+        lids, vids = ids.many(lp), ids.many(vp)
+        node_label_ids.append(lids or [0])
+        node_value_ids.append(vids or [0])
         node_labels.append(label)
         has_focus |= bool(focused)
         lab_n = norm(label)
@@ -386,11 +405,9 @@ def encode(prompt: str, vocab: Vocab) -> Encoded:
             acc[KIND_ID[kname]] = bool(label) and need[0] in acts and bool(enabled)
         node_accept.append(acc)
         # on-screen text pieces and their candidate spans (answers are read off the screen)
-        for src, s, ps in ((2, label, lp), (3, value, vp)):
-            for k, p in enumerate(ps):
-                scr_ids.append(ids(p))
-                scr_node.append(i)
-                scr_pos.append(min(k, 31))
+        scr_ids += lids + vids
+        scr_node += [i] * (len(lids) + len(vids))
+        scr_pos += _SCR_POS[:len(lids)] + _SCR_POS[:len(vids)]
         texts.append((label, value))
     # --- text candidates: on screen, then the goal's and answers', then the fixed answers
     blocks = [(_screen_block(tuple(texts)), scr_row0)]
