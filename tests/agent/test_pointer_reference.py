@@ -67,3 +67,34 @@ def test_log_probs_agree_to_1e5(now, ref):
     assert _max_diff(now["sampled_logp"], ref["sampled_logp"]) < 1e-5
     for t in ("1.0", "0.7"):
         assert _max_diff([now["score_logp"][t]], [ref["score_logp"][t]]) < 1e-5
+
+
+def _fields(e) -> dict:
+    import numpy as np
+    from dataclasses import fields
+    return {f.name: (np.asarray(getattr(e, f.name)) if not isinstance(getattr(e, f.name), (str, list))
+                     else getattr(e, f.name)) for f in fields(e)}
+
+
+def test_encoding_from_the_contexts_parts_is_encoding_the_prompt_and_caches_change_nothing():
+    """plan encodes from the context's structures (context_parts), score from the stored
+    prompt; a screen seen before (another step, a sibling rollout) comes from the screen memo
+    with this state's history applied. All of it gives the arrays a cold encoding of the prompt
+    gives, on every recorded state."""
+    import numpy as np
+    from navrl.agent.policy.pointer.features import Vocab, context_parts, encode, encode_parts
+    data = ps.load_states()
+    prompts = [s["prompt"] for s in data["states"]]
+    warm, cold = Vocab(data["vocabulary"]), Vocab(data["vocabulary"])
+    for p, ctx in zip(prompts, ps.contexts_of(prompts)):
+        text, parts = context_parts(ctx)
+        assert text == p
+        cold._screens.clear()
+        ref = _fields(encode(p, cold))
+        for got in (_fields(encode_parts(parts, warm)), _fields(encode(p, warm))):
+            assert got.keys() == ref.keys()
+            for k, v in ref.items():
+                if isinstance(v, np.ndarray):
+                    assert v.dtype == got[k].dtype and v.shape == got[k].shape and np.array_equal(v, got[k]), k
+                else:
+                    assert v == got[k], k

@@ -61,23 +61,65 @@ class PointerInputError(ValueError):
 
 
 # ---------------------------------------------------------------------------- prompts
-def context_prompt(ctx, max_hist: int = MAX_HIST) -> str:
-    """The JSON prompt of a :class:`~navrl.agent.planner.PlannerContext`."""
-    obs = ctx.obs
+def _nodes_json(obs) -> tuple[str, list]:
+    """The prompt's node rows of an observation and their JSON, memoised by the nodes
+    themselves and the screen size (a screen recurs across steps and sibling rollouts)."""
     W, H = obs.screen_size if obs.screen_size and obs.screen_size[0] else (1, 1)
+    try:
+        key = (tuple(obs.nodes[:MAX_NODES]), W, H)
+        hit = _NODE_ROWS.get(key)
+    except TypeError:   # unhashable nodes: no memo
+        key, hit = None, None
+    if hit is not None:
+        return hit
     nodes = []
     for n in obs.nodes[:MAX_NODES]:
         x0, y0, x1, y1 = n.bounds
         nodes.append([n.role, n.label or "", n.value or "", int(bool(n.enabled)), int(bool(n.focused)),
                       "".join(a[0] for a in n.actions),   # t(ap) l(ong_press) s(wipe)
                       [round(x0 / W, 3), round(y0 / H, 3), round(x1 / W, 3), round(y1 / H, 3)]])
+    out = (json.dumps(nodes, separators=(",", ":")), nodes)
+    return _NODE_ROWS.put(key, out) if key is not None else out
+
+
+_NODE_ROWS: BoundedCache[tuple, tuple[str, list]] = BoundedCache(4096, touch=True)
+"""Node rows and their JSON, keyed by (the observation's first MAX_NODES nodes, screen size)."""
+
+
+@dataclass(frozen=True)
+class PromptParts:
+    """What a prompt holds, as :func:`context_parts` built it (``nodes_json``: its node list's
+    JSON, the key of the screen-level memo): :func:`encode_parts` of them is :func:`encode`
+    of the prompt, without parsing it back."""
+    goal: str
+    answers: list
+    hist: list
+    app: str
+    t: int
+    nodes: list
+    seen: list
+    nodes_json: str
+
+
+def context_parts(ctx, max_hist: int = MAX_HIST) -> tuple[str, PromptParts]:
+    """The JSON prompt of a :class:`~navrl.agent.planner.PlannerContext` and its parts."""
+    obs = ctx.obs
+    nj, nodes = _nodes_json(obs)
     hist = [step for _, step in ctx.history[-max_hist:]]
-    d = {"g": ctx.task.goal, "a": [[q, a] for q, a in ctx.answers], "h": hist,
-         "app": obs.app or "", "t": len(ctx.history), "n": nodes}
+    answers = [[q, a] for q, a in ctx.answers]
+    head = {"g": ctx.task.goal, "a": answers, "h": hist, "app": obs.app or "", "t": len(ctx.history)}
     seen = list(getattr(ctx, "seen", ()) or ())
+    # json.dumps of the whole dict, its node list's JSON spliced in (dicts keep their order)
+    s = json.dumps(head, separators=(",", ":"))[:-1] + ',"n":' + nj
     if seen:
-        d["m"] = seen
-    return json.dumps(d, separators=(",", ":"))
+        s += ',"m":' + json.dumps(seen, separators=(",", ":"))
+    s += "}"
+    return s, PromptParts(head["g"], answers, hist, head["app"], head["t"], nodes, seen, nj)
+
+
+def context_prompt(ctx, max_hist: int = MAX_HIST) -> str:
+    """The JSON prompt of a :class:`~navrl.agent.planner.PlannerContext`."""
+    return context_parts(ctx, max_hist)[0]
 
 
 # ---------------------------------------------------------------------------- encoded state
@@ -95,27 +137,29 @@ class Cand:
 
 @dataclass
 class Encoded:
+    """A state as the model reads it: numpy arrays (ids int64, features float32, masks bool),
+    some shared with other states of the same screen (read them, never write them)."""
     goal: str
-    ctx_ids: list[int]                 # piece ids of goal + answers
-    ctx_seg: list[int]                 # 0 goal, 1 answer
-    ctx_pos: list[int]
-    ctx_feats: list[list[float]]
-    hist_kind: list[int]
-    hist_ids: list[list[int]]
-    hist_feats: list[list[float]]
-    glob: list[float]
-    node_role: list[int]
-    node_label_ids: list[list[int]]
-    node_value_ids: list[list[int]]
-    node_feats: list[list[float]]
+    ctx_ids: np.ndarray                # [Lc] piece ids of goal + answers
+    ctx_seg: np.ndarray                # 0 goal, 1 answer
+    ctx_pos: np.ndarray
+    ctx_feats: np.ndarray              # [Lc, CTX_FEATS]
+    hist_kind: np.ndarray              # [H]
+    hist_ids: np.ndarray               # [H, Lh] zero-padded
+    hist_feats: np.ndarray             # [H, HIST_FEATS]
+    glob: np.ndarray                   # [GLOBAL_FEATS]
+    node_role: np.ndarray              # [N]
+    node_label_ids: np.ndarray         # [N, Ll] zero-padded
+    node_value_ids: np.ndarray         # [N, Lv]
+    node_feats: np.ndarray             # [N, NODE_FEATS]
     node_labels: list[str]
-    node_accept: list[list[bool]]      # [N][K]
-    match_ctx: list[tuple[int, int]]   # (node, ctx) pairs that share a content piece
-    match_hist: list[tuple[int, int]]  # (node, hist) pairs: the node is that step's target
-    scr_ids: list[int]                 # on-screen pieces (for text candidates)
-    scr_node: list[int]
-    scr_pos: list[int]
-    kind_mask: list[bool]
+    node_accept: np.ndarray            # [N, K] bool
+    match_ctx: np.ndarray              # [M, 2] (node, ctx) pairs that share a content piece
+    match_hist: np.ndarray             # [M', 2] (node, hist) pairs: the node is that step's target
+    scr_ids: np.ndarray                # [S] on-screen pieces (for text candidates)
+    scr_node: np.ndarray
+    scr_pos: np.ndarray
+    kind_mask: np.ndarray              # [K] bool
     cand_text: list[str] = field(default_factory=list)
     cand_src: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     cand_a: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
@@ -177,6 +221,9 @@ class Vocab:
         self.index = {w: i + 1 for i, w in enumerate(self.words)}
         self._tri: BoundedCache[str, frozenset[str]] = BoundedCache(200_000, evict="all")
         self._align: BoundedCache[tuple[str, str, str, str], tuple[float, ...]] = BoundedCache(200_000, evict="all")
+        self._screens: BoundedCache[tuple[str, str, str, tuple[str, ...]], _Screen] = BoundedCache(2_000, touch=True)
+        """Encoded screens keyed by (the prompt's node list as JSON, app, goal, answer texts):
+        all of a state but what its history and step count change (see :func:`_encode`)."""
 
     @property
     def size(self) -> int:
@@ -326,17 +373,58 @@ def encode(prompt: str, vocab: Vocab) -> Encoded:
         d = json.loads(prompt)
         goal, answers, hist, nodes = str(d["g"]), d["a"], d["h"], d["n"]
         app, t = str(d.get("app", "")), int(d.get("t", 0))
+        seen = d.get("m", ())
+        nj = json.dumps(nodes, separators=(",", ":"))
     except (ValueError, KeyError, TypeError) as e:
         raise PointerInputError(f"not a pointer-planner prompt ({type(e).__name__})") from None
+    return _encode(goal, answers, hist, app, t, nodes, seen, nj, vocab)
+
+
+def encode_parts(parts: PromptParts, vocab: Vocab) -> Encoded:
+    """:func:`encode` of the prompt that :func:`context_parts` built with ``parts``."""
+    return _encode(str(parts.goal), parts.answers, parts.hist, str(parts.app), int(parts.t), parts.nodes, parts.seen,
+                   parts.nodes_json, vocab)
+
+
+@dataclass
+class _Screen:
+    """Everything of an encoded state that its history and step count leave alone: the goal
+    and answers rows, the nodes' rows (their history columns zero), the node x goal matches, the
+    text candidates. Entity pieces of the nodes are kept as ``-(k + 1)`` (the k-th entity of
+    the screen, in order of first appearance) and resolved per state: a state's history can
+    take placeholders before the nodes do."""
+    ctx_ids: np.ndarray
+    ctx_seg: np.ndarray
+    ctx_pos: np.ndarray
+    ctx_feats: np.ndarray
+    ctx_ph: dict
+    node_role: np.ndarray
+    node_label: np.ndarray      # [N, Ll] local ids
+    node_value: np.ndarray
+    node_feats: np.ndarray      # [N, NODE_FEATS], history columns zero
+    node_labels: list
+    node_accept: np.ndarray
+    match_ctx: np.ndarray
+    scr_ids: np.ndarray         # local ids
+    scr_node: np.ndarray
+    scr_pos: np.ndarray
+    ents: tuple                 # the nodes' entity keys, in order of first appearance
+    label_rows: dict            # normalised label -> node indices
+    labels_now: frozenset
+    has_focus: bool
+    n_all: int
+    kind_mask: np.ndarray
+    cands: "_Cands"
+    resolved: dict = field(default_factory=dict)   # placeholders taken before the nodes -> ids
+
+
+_COL_IN_HIST, _COL_LAST = 23, 24
+
+
+def _screen(goal: str, ans_texts: tuple, app: str, nodes: list, vocab: Vocab) -> _Screen:
     ids = vocab.ids()
-    # --- goal and answers
     gp = pieces(goal)
     quoted = [(m.start(1), m.end(1)) for m in _QUOTED.finditer(goal)]
-    ans_texts = [str(a) for _, a in answers]
-    # episode memory (texts of the previous app's last screen) joins the answers: facts the
-    # episode has learnt that the goal does not state; only texts with an entity or a number
-    ans_texts += [m for m in map(str, d.get("m", ())) if any(p.is_number or p.key not in vocab.index
-                                                              for p in pieces(m))]
     ctx_src: list[tuple[int, str, list[Piece]]] = [(0, goal, gp)] + [(1, a, pieces(a)) for a in ans_texts]
     screen_text = " ".join(str(n[1]) + " " + str(n[2]) for n in nodes)
     screen_keys = content_keys(pieces(screen_text))
@@ -357,45 +445,44 @@ def encode(prompt: str, vocab: Vocab) -> Encoded:
     ctx_rows_of: dict[str, list[int]] = {}
     for c, key in enumerate(ctx_key):
         ctx_rows_of.setdefault(key, []).append(c)
-    # --- history: the last steps' kinds and targets
-    hist_kind, hist_ids, hist_feats, hist_targets = [], [], [], []
-    labels_now = {norm(str(n[1])) for n in nodes}
-    for j, step in enumerate(hist[-MAX_HIST:]):
-        k, tgt = _step_kind_target(str(step))
-        hist_kind.append(k)
-        hist_ids.append([ids(p) for p in pieces(tgt)[:8]] or [0])
-        hist_targets.append(norm(tgt))
-        rep = sum(1 for s in hist if str(s) == str(step))
-        hist_feats.append([float(norm(tgt) in labels_now and bool(tgt)), min(rep, 4) / 4.0,
-                           (len(hist[-MAX_HIST:]) - j) / MAX_HIST])
-    # --- nodes
     ans_all = " ".join(ans_texts)
+    index = vocab.index
+    ents: dict[str, int] = {}
+
+    def local(ps) -> list[int]:
+        out = []
+        for p in ps:
+            i = index.get(p.key)
+            if i is None:
+                i = -1 - ents.setdefault(p.key, len(ents))
+            out.append(i)
+        return out
+
     node_role, node_label_ids, node_value_ids, node_feats, node_labels, node_accept = [], [], [], [], [], []
-    match_ctx, match_hist, scr_ids, scr_node, scr_pos = [], [], [], [], []
+    match_ctx, scr_ids, scr_node, scr_pos = [], [], [], []
+    label_rows: dict[str, list[int]] = {}
     texts: list[tuple[str, str]] = []
     has_focus = False
-    scr_row0 = len(ctx_ids)   # screen-piece rows follow the context rows in the reference table
+    app_l = app.lower()
     for i, n in enumerate(nodes[:MAX_NODES]):
         role, label, value, enabled, focused, acts, b = n
         label, value = str(label), str(value)
         lp, vp = pieces(label)[:MAX_NODE_PIECES], pieces(value)[:MAX_NODE_PIECES]
         node_role.append(ROLE_ID.get(str(role), 0))
-        lids, vids = ids.many(lp), ids.many(vp)
+        lids, vids = local(lp), local(vp)
         node_label_ids.append(lids or [0])
         node_value_ids.append(vids or [0])
         node_labels.append(label)
         has_focus |= bool(focused)
         lab_n = norm(label)
-        in_hist = [k for k, tg in enumerate(hist_targets) if tg and tg == lab_n]
-        for k in in_hist:
-            match_hist.append((i, k))
+        if lab_n:
+            label_rows.setdefault(lab_n, []).append(i)
         x0, y0, x1, y1 = (float(v) for v in b)
         f = [float(enabled), float(focused), float(bool(value)), float("t" in acts), float("l" in acts),
              float("s" in acts), float(not label), x0, y0, x1, y1, (x0 + x1) / 2, (y0 + y1) / 2,
              min(len(lp), 12) / 12.0]
         f += vocab.node_alignment(label, value, goal, ans_all)
-        f += [float(bool(in_hist)), float(bool(hist_targets) and hist_targets[-1] == lab_n and bool(lab_n)),
-              min(i, 95) / 95.0, float(app.lower() == lab_n)]
+        f += [0.0, 0.0, min(i, 95) / 95.0, float(app_l == lab_n)]
         node_feats.append(f)
         lkeys = _node_keys(label, value)
         # look the node's few keys up instead of scanning the goal
@@ -410,20 +497,112 @@ def encode(prompt: str, vocab: Vocab) -> Encoded:
         scr_pos += _SCR_POS[:len(lids)] + _SCR_POS[:len(vids)]
         texts.append((label, value))
     # --- text candidates: on screen, then the goal's and answers', then the fixed answers
+    scr_row0 = len(ctx_ids)   # screen-piece rows follow the context rows in the reference table
     blocks = [(_screen_block(tuple(texts)), scr_row0)]
     for si, r0, n in ctx_rows:
         seg, s, _ = ctx_src[si]
         blocks.append((_ctx_block(seg, s, n), r0))
     blocks.append((_fixed_block(), scr_row0 + len(scr_ids)))
     cb = _join_cands(blocks)
-    kind_mask = [True] * K
+    accept = np.asarray(node_accept, bool).reshape(-1, K)
+    kind_mask = np.ones(K, bool)
     for kname in NODE_KINDS:
-        kind_mask[KIND_ID[kname]] = any(acc[KIND_ID[kname]] for acc in node_accept)
+        kind_mask[KIND_ID[kname]] = bool(accept[:, KIND_ID[kname]].any())
     kind_mask[KIND_ID["ask"]] = bool(cb.use[:, 2].any())
-    glob = [min(t, 30) / 30.0, float(has_focus), float(bool(answers)), float(not app), min(len(nodes), 96) / 96.0]
-    return Encoded(goal, ctx_ids, ctx_seg, ctx_pos, ctx_feats, hist_kind, hist_ids, hist_feats, glob, node_role,
-                   node_label_ids, node_value_ids, node_feats, node_labels, node_accept, match_ctx, match_hist,
-                   scr_ids, scr_node, scr_pos, kind_mask, list(cb.text), cb.src, cb.a, cb.b, cb.feats, cb.use)
+    i64 = np.int64
+    return _Screen(
+        np.asarray(ctx_ids, i64), np.asarray(ctx_seg, i64), np.asarray(ctx_pos, i64),
+        np.asarray(ctx_feats, np.float32).reshape(-1, CTX_FEATS), dict(ids.ph),
+        np.asarray(node_role, i64), _pad2(node_label_ids), _pad2(node_value_ids),
+        np.asarray(node_feats, np.float32).reshape(-1, NODE_FEATS), node_labels, accept,
+        np.asarray(match_ctx, i64).reshape(-1, 2), np.asarray(scr_ids, i64), np.asarray(scr_node, i64),
+        np.asarray(scr_pos, i64), tuple(ents), {k: np.asarray(v, i64) for k, v in label_rows.items()},
+        frozenset(norm(str(n[1])) for n in nodes), has_focus, len(nodes), kind_mask, cb)
+
+
+def _pad2(rows: list[list[int]]) -> np.ndarray:
+    """Rows of ids as one [len(rows), longest] array, zero-padded (at least one column)."""
+    L = max(1, max((len(r) for r in rows), default=1))
+    out = np.zeros((len(rows), L), dtype=np.int64)
+    for i, r in enumerate(rows):
+        out[i, :len(r)] = r
+    return out
+
+
+def _encode(goal: str, answers, hist, app: str, t: int, nodes, seen, nodes_json: str, vocab: Vocab) -> Encoded:
+    # episode memory (texts of the previous app's last screen) joins the answers: facts the
+    # episode has learnt that the goal does not state; only texts with an entity or a number
+    ans_texts = tuple([str(a) for _, a in answers] + [m for m in map(str, seen or ()) if any(
+        p.is_number or p.key not in vocab.index for p in pieces(m))])
+    key = (nodes_json, app, goal, ans_texts)
+    sc = vocab._screens.get(key)
+    if sc is None:
+        sc = vocab._screens.put(key, _screen(goal, ans_texts, app, nodes, vocab))
+    # --- history: the last steps' kinds and targets (their entities take placeholders after
+    # the goal's and answers', before the nodes')
+    ph = dict(sc.ctx_ph)
+    index, size = vocab.index, vocab.size
+    hs = hist[-MAX_HIST:]
+    hist_kind, hist_ids, hist_feats, hist_targets = [], [], [], []
+    for j, step in enumerate(hs):
+        k, tgt = _step_kind_target(str(step))
+        hist_kind.append(k)
+        row = []
+        for p in pieces(tgt)[:8]:
+            i = index.get(p.key)
+            if i is None:
+                jj = ph.get(p.key)
+                if jj is None:
+                    jj = ph[p.key] = len(ph) % N_PLACEHOLDERS
+                i = size + jj
+            row.append(i)
+        hist_ids.append(row or [0])
+        tn = norm(tgt)
+        hist_targets.append(tn)
+        rep = sum(1 for s in hist if str(s) == str(step))
+        hist_feats.append([float(tn in sc.labels_now and bool(tgt)), min(rep, 4) / 4.0, (len(hs) - j) / MAX_HIST])
+    # --- the nodes' entities: placeholders in order of first appearance, after those taken
+    taken = len(ph)
+    res = sc.resolved.get(taken) if taken == len(sc.ctx_ph) else None
+    if res is None:
+        if sc.ents:
+            ent = np.empty(len(sc.ents), np.int64)
+            for k, key_ in enumerate(sc.ents):
+                jj = ph.get(key_)
+                if jj is None:
+                    jj = ph[key_] = len(ph) % N_PLACEHOLDERS
+                ent[k] = size + jj
+
+            def rs(a: np.ndarray) -> np.ndarray:
+                return np.where(a < 0, ent[np.maximum(-a - 1, 0)], a)
+            res = (rs(sc.node_label), rs(sc.node_value), rs(sc.scr_ids))
+        else:
+            res = (sc.node_label, sc.node_value, sc.scr_ids)
+        if taken == len(sc.ctx_ph):
+            sc.resolved[taken] = res
+    # --- the history's columns of the nodes: a node whose label is a step's target
+    node_feats, match_hist = sc.node_feats, _NO_PAIRS
+    if any(hist_targets):
+        pairs = [(i, k) for k, tg in enumerate(hist_targets) if tg for i in sc.label_rows.get(tg, ())]
+        if pairs:
+            node_feats = node_feats.copy()
+            mh = np.asarray(pairs, np.int64)
+            match_hist = mh[np.lexsort((mh[:, 1], mh[:, 0]))]
+            node_feats[mh[:, 0], _COL_IN_HIST] = 1.0
+            last = sc.label_rows.get(hist_targets[-1]) if hist_targets[-1] else None
+            if last is not None:
+                node_feats[last, _COL_LAST] = 1.0
+    glob = np.asarray([min(t, 30) / 30.0, float(sc.has_focus), float(bool(answers)), float(not app),
+                       min(sc.n_all, 96) / 96.0], np.float32)
+    cb = sc.cands
+    return Encoded(goal, sc.ctx_ids, sc.ctx_seg, sc.ctx_pos, sc.ctx_feats, np.asarray(hist_kind, np.int64),
+                   _pad2(hist_ids) if hist_ids else np.zeros((0, 1), np.int64),
+                   np.asarray(hist_feats, np.float32).reshape(-1, HIST_FEATS), glob, sc.node_role, res[0], res[1],
+                   node_feats, sc.node_labels, sc.node_accept, sc.match_ctx, match_hist, res[2], sc.scr_node,
+                   sc.scr_pos, sc.kind_mask, list(cb.text), cb.src, cb.a, cb.b, cb.feats, cb.use)
+
+
+_NO_PAIRS = np.zeros((0, 2), np.int64)
 
 
 @lru_cache(maxsize=20_000)

@@ -38,14 +38,6 @@ class PointerConfig:
     """Norm scale of the fixed random entity vectors."""
 
 
-def _pad2(rows: list[list[int]], width: int | None = None) -> np.ndarray:
-    L = width or max(1, max((len(r) for r in rows), default=1))
-    out = np.zeros((len(rows), L), dtype=np.int64)
-    for i, r in enumerate(rows):
-        out[i, :min(len(r), L)] = r[:L]
-    return out
-
-
 @dataclass
 class Collated:
     ctx_ids: torch.Tensor      # [B,Lc]
@@ -74,102 +66,106 @@ class Collated:
     cand_feats: torch.Tensor   # [B,C,CAND_FEATS]
     cand_use: torch.Tensor     # [B,C,3] bool
     kind_mask: torch.Tensor    # [B,K] bool
-
-
-_ARR = "_pointer_arrays"
+    arrays: dict | None = None
+    """The numpy arrays the tensors share memory with (:func:`collate`), if any."""
 
 
 def state_arrays(s: Encoded) -> dict:
-    """The state's numpy arrays (built once per state and kept on it)."""
-    a = getattr(s, _ARR, None)
-    if a is not None:
-        return a
-    f32, i64 = np.float32, np.int64
-    a = {
-        "ctx_ids": np.asarray(s.ctx_ids, i64), "ctx_seg": np.asarray(s.ctx_seg, i64),
-        "ctx_pos": np.asarray(s.ctx_pos, i64), "ctx_feats": np.asarray(s.ctx_feats, f32).reshape(-1, CTX_FEATS),
-        "hist_kind": np.asarray(s.hist_kind, i64), "hist_ids": _pad2(s.hist_ids) if s.hist_ids else np.zeros((0, 1), i64),
-        "hist_feats": np.asarray(s.hist_feats, f32).reshape(-1, HIST_FEATS), "glob": np.asarray(s.glob, f32),
-        "node_role": np.asarray(s.node_role, i64),
-        "node_label": _pad2(s.node_label_ids) if s.node_label_ids else np.zeros((0, 1), i64),
-        "node_value": _pad2(s.node_value_ids) if s.node_value_ids else np.zeros((0, 1), i64),
-        "node_feats": np.asarray(s.node_feats, f32).reshape(-1, NODE_FEATS),
-        "node_accept": np.asarray(s.node_accept, bool).reshape(-1, K),
-        "match_ctx": np.asarray(s.match_ctx, i64).reshape(-1, 2), "match_hist": np.asarray(s.match_hist, i64).reshape(-1, 2),
-        "scr_ids": np.asarray(s.scr_ids, i64), "scr_node": np.asarray(s.scr_node, i64),
-        "scr_pos": np.asarray(s.scr_pos, i64),
-        "cand_a": s.cand_a, "cand_b": s.cand_b, "cand_feats": s.cand_feats, "cand_use": s.cand_use,
-        "kind_mask": np.asarray(s.kind_mask, bool),
-    }
-    setattr(s, _ARR, a)
-    return a
+    """The state's numpy arrays by :class:`Collated` field (the encoded state holds them)."""
+    return {"ctx_ids": s.ctx_ids, "ctx_seg": s.ctx_seg, "ctx_pos": s.ctx_pos, "ctx_feats": s.ctx_feats,
+            "hist_kind": s.hist_kind, "hist_ids": s.hist_ids, "hist_feats": s.hist_feats, "glob": s.glob,
+            "node_role": s.node_role, "node_label": s.node_label_ids, "node_value": s.node_value_ids,
+            "node_feats": s.node_feats, "node_accept": s.node_accept, "match_ctx": s.match_ctx,
+            "match_hist": s.match_hist, "scr_ids": s.scr_ids, "scr_node": s.scr_node, "scr_pos": s.scr_pos,
+            "cand_a": s.cand_a, "cand_b": s.cand_b, "cand_feats": s.cand_feats, "cand_use": s.cand_use,
+            "kind_mask": s.kind_mask}
+
+
+def _spots(lens: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(state, position) of every row of states with ``lens`` rows each, in order."""
+    rows = np.repeat(np.arange(len(lens)), lens)
+    return rows, np.arange(len(rows)) - np.repeat(np.cumsum(lens) - lens, lens)
+
+
+def collate_arrays(states: list[Encoded]) -> dict[str, np.ndarray]:
+    """Pad a list of states into one batch: numpy arrays by :class:`Collated` field, each
+    filled with one concatenation and one indexed assignment (no loop over the states but
+    for the id rows, whose widths differ)."""
+    B = len(states)
+    i64, f32 = np.int64, np.float32
+    n = np.fromiter((len(s.ctx_ids) for s in states), i64, B)
+    h = np.fromiter((len(s.hist_kind) for s in states), i64, B)
+    m = np.fromiter((len(s.node_role) for s in states), i64, B)
+    q = np.fromiter((len(s.scr_ids) for s in states), i64, B)
+    c = np.fromiter((len(s.cand_a) for s in states), i64, B)
+    Lc, H, N, S, C = (max(1, int(x.max())) for x in (n, h, m, q, c))
+    Lh = max(s.hist_ids.shape[1] for s in states)
+    Ll = max(s.node_label_ids.shape[1] for s in states)
+    Lv = max(s.node_value_ids.shape[1] for s in states)
+    o: dict[str, np.ndarray] = {}
+
+    def fill(name: str, spots, shape: tuple, dtype, attr: str | None = None) -> None:
+        a = o[name] = np.zeros((B,) + shape, dtype)
+        a[spots] = np.concatenate([getattr(s, attr or name) for s in states])
+
+    def mask(name: str, spots, L: int) -> None:
+        a = o[name] = np.zeros((B, L), bool)
+        a[spots] = True
+
+    sc, sh, sn, ss, sk = _spots(n), _spots(h), _spots(m), _spots(q), _spots(c)
+    for k in ("ctx_ids", "ctx_seg", "ctx_pos"):
+        fill(k, sc, (Lc,), i64)
+    fill("ctx_feats", sc, (Lc, CTX_FEATS), f32)
+    mask("ctx_mask", sc, Lc)
+    fill("hist_kind", sh, (H,), i64)
+    o["hist_ids"] = np.zeros((B, H, Lh), i64)
+    fill("hist_feats", sh, (H, HIST_FEATS), f32)
+    mask("hist_mask", sh, H)
+    o["glob"] = np.stack([s.glob for s in states]).astype(f32, copy=False)
+    fill("node_role", sn, (N,), i64)
+    o["node_label"], o["node_value"] = np.zeros((B, N, Ll), i64), np.zeros((B, N, Lv), i64)
+    for i, s in enumerate(states):
+        o["hist_ids"][i, :h[i], :s.hist_ids.shape[1]] = s.hist_ids
+        o["node_label"][i, :m[i], :s.node_label_ids.shape[1]] = s.node_label_ids
+        o["node_value"][i, :m[i], :s.node_value_ids.shape[1]] = s.node_value_ids
+    fill("node_feats", sn, (N, NODE_FEATS), f32)
+    mask("node_mask", sn, N)
+    fill("node_accept", sn, (N, K), bool)
+    match = o["match"] = np.zeros((B, N, Lc + H), f32)
+    for attr, shift in (("match_ctx", 0), ("match_hist", Lc)):
+        lens = np.fromiter((len(getattr(s, attr)) for s in states), i64, B)
+        if lens.any():
+            pairs = np.concatenate([getattr(s, attr) for s in states])
+            match[np.repeat(np.arange(B), lens), pairs[:, 0], shift + pairs[:, 1]] = 1.0
+    for k in ("scr_ids", "scr_node", "scr_pos"):
+        fill(k, ss, (S,), i64)
+    mask("scr_mask", ss, S)
+    # reference rows: the state's [ctx (n) | screen pieces (q) | fixed] -> the batch's [Lc | S | 2]
+    nr, qr = np.repeat(n, c), np.repeat(q, c)
+    for k in ("cand_a", "cand_b"):
+        r = np.concatenate([getattr(s, k) for s in states])
+        a = o[k] = np.zeros((B, C), i64)
+        a[sk] = np.where(r < nr, r, np.where(r < nr + qr, Lc + r - nr, Lc + S + r - nr - qr))
+    fill("cand_feats", sk, (C, CAND_FEATS), f32)
+    fill("cand_use", sk, (C, 3), bool)
+    o["kind_mask"] = np.stack([s.kind_mask for s in states]).astype(bool, copy=False)
+    return o
 
 
 def collate(states: list[Encoded]) -> Collated:
-    """Pad a list of states into one batch (numpy fills, one tensor per field)."""
-    A = [state_arrays(s) for s in states]
-    B = len(A)
-    Lc = max(1, max(len(a["ctx_ids"]) for a in A))
-    H = max(1, max(len(a["hist_kind"]) for a in A))
-    N = max(1, max(len(a["node_role"]) for a in A))
-    S = max(1, max(len(a["scr_ids"]) for a in A))
-    C = max(1, max(len(a["cand_a"]) for a in A))
-    Lh = max(a["hist_ids"].shape[1] for a in A)
-    Ll = max(a["node_label"].shape[1] for a in A)
-    Lv = max(a["node_value"].shape[1] for a in A)
-    i64, f32 = np.int64, np.float32
-    o = {"ctx_ids": np.zeros((B, Lc), i64), "ctx_seg": np.zeros((B, Lc), i64), "ctx_pos": np.zeros((B, Lc), i64),
-         "ctx_feats": np.zeros((B, Lc, CTX_FEATS), f32), "ctx_mask": np.zeros((B, Lc), bool),
-         "hist_kind": np.zeros((B, H), i64), "hist_ids": np.zeros((B, H, Lh), i64),
-         "hist_feats": np.zeros((B, H, HIST_FEATS), f32), "hist_mask": np.zeros((B, H), bool),
-         "glob": np.zeros((B, GLOBAL_FEATS), f32), "node_role": np.zeros((B, N), i64),
-         "node_label": np.zeros((B, N, Ll), i64), "node_value": np.zeros((B, N, Lv), i64),
-         "node_feats": np.zeros((B, N, NODE_FEATS), f32), "node_mask": np.zeros((B, N), bool),
-         "node_accept": np.zeros((B, N, K), bool), "match": np.zeros((B, N, Lc + H), f32),
-         "scr_ids": np.zeros((B, S), i64), "scr_node": np.zeros((B, S), i64), "scr_pos": np.zeros((B, S), i64),
-         "scr_mask": np.zeros((B, S), bool), "cand_a": np.zeros((B, C), i64), "cand_b": np.zeros((B, C), i64),
-         "cand_feats": np.zeros((B, C, CAND_FEATS), f32), "cand_use": np.zeros((B, C, 3), bool),
-         "kind_mask": np.zeros((B, K), bool)}
-    for i, a in enumerate(A):
-        n, h, m, q, c = len(a["ctx_ids"]), len(a["hist_kind"]), len(a["node_role"]), len(a["scr_ids"]), len(a["cand_a"])
-        for k in ("ctx_ids", "ctx_seg", "ctx_pos", "ctx_feats"):
-            o[k][i, :n] = a[k]
-        o["ctx_mask"][i, :n] = True
-        o["hist_kind"][i, :h] = a["hist_kind"]
-        o["hist_ids"][i, :h, :a["hist_ids"].shape[1]] = a["hist_ids"]
-        o["hist_feats"][i, :h] = a["hist_feats"]
-        o["hist_mask"][i, :h] = True
-        o["glob"][i] = a["glob"]
-        o["node_role"][i, :m] = a["node_role"]
-        o["node_label"][i, :m, :a["node_label"].shape[1]] = a["node_label"]
-        o["node_value"][i, :m, :a["node_value"].shape[1]] = a["node_value"]
-        o["node_feats"][i, :m] = a["node_feats"]
-        o["node_mask"][i, :m] = True
-        o["node_accept"][i, :m] = a["node_accept"]
-        mc, mh = a["match_ctx"], a["match_hist"]
-        o["match"][i, mc[:, 0], mc[:, 1]] = 1.0
-        o["match"][i, mh[:, 0], Lc + mh[:, 1]] = 1.0
-        o["scr_ids"][i, :q] = a["scr_ids"]
-        o["scr_node"][i, :q] = a["scr_node"]
-        o["scr_pos"][i, :q] = a["scr_pos"]
-        o["scr_mask"][i, :q] = True
-        # reference rows: the state's [ctx (n) | screen pieces (q) | fixed] -> the batch's [Lc | S | 2]
-        for k in ("cand_a", "cand_b"):
-            r = a[k]
-            o[k][i, :c] = np.where(r < n, r, np.where(r < n + q, Lc + r - n, Lc + S + r - n - q))
-        o["cand_feats"][i, :c] = a["cand_feats"]
-        o["cand_use"][i, :c] = a["cand_use"]
-        o["kind_mask"][i] = a["kind_mask"]
-    return Collated(**{k: torch.from_numpy(v) for k, v in o.items()})
+    """Pad a list of states into one batch (:func:`collate_arrays`, one tensor per field)."""
+    o = collate_arrays(states)
+    return Collated(**{k: torch.from_numpy(v) for k, v in o.items()}, arrays=o)
 
 
-def size_buckets(lengths: list[int], overhead: float = BUCKET_OVERHEAD) -> list[list[int]]:
+def size_buckets(lengths: list[int], overhead: float | None = None) -> list[list[int]]:
     """Split states of encoder lengths ``lengths`` into groups of similar length (indices,
     shortest first) that minimise the padded work: a group costs ``overhead`` (a forward
     pass's fixed cost, in tokens) plus its size x its longest length x (1 + length / 256)
     (token-wise layers, then attention). Screens differ a lot in size (12 to 100 elements on
     the phone world, a median of 27), so padding a batch to its longest state does ~4x the
     work; a few passes over similar states do little more than the real work."""
+    overhead = BUCKET_OVERHEAD if overhead is None else overhead
     order = sorted(range(len(lengths)), key=lambda i: lengths[i])
     T = [lengths[i] for i in order]
     n = len(T)
@@ -188,18 +184,23 @@ def size_buckets(lengths: list[int], overhead: float = BUCKET_OVERHEAD) -> list[
     return groups[::-1]
 
 
-def _bucket(c: Collated, idx: torch.Tensor, lc: int, h: int, n: int) -> Collated:
+def _bucket(c: Collated, idx: np.ndarray, lc: int, h: int, n: int) -> Collated:
     """The encoder's inputs of states ``idx`` of ``c``, cut to their own longest lengths
-    (``lc`` goal pieces, ``h`` history steps, ``n`` nodes; what is cut is padding). The
-    heads' inputs are left as they are (unused by :meth:`PointerNet.encode`)."""
-    Lc = c.ctx_ids.shape[1]
+    (``lc`` goal pieces, ``h`` history steps, ``n`` nodes; what is cut is padding), sliced
+    from the batch's numpy arrays. The heads' inputs are left as they are (unused by
+    :meth:`PointerNet.encode`)."""
+    o = c.arrays
+    Lc = o["ctx_ids"].shape[1]
+    t = torch.from_numpy
     return Collated(
-        ctx_ids=c.ctx_ids[idx, :lc], ctx_seg=c.ctx_seg[idx, :lc], ctx_pos=c.ctx_pos[idx, :lc],
-        ctx_feats=c.ctx_feats[idx, :lc], ctx_mask=c.ctx_mask[idx, :lc], hist_kind=c.hist_kind[idx, :h],
-        hist_ids=c.hist_ids[idx, :h], hist_feats=c.hist_feats[idx, :h], hist_mask=c.hist_mask[idx, :h],
-        glob=c.glob[idx], node_role=c.node_role[idx, :n], node_label=c.node_label[idx, :n],
-        node_value=c.node_value[idx, :n], node_feats=c.node_feats[idx, :n], node_mask=c.node_mask[idx, :n],
-        node_accept=c.node_accept, match=torch.cat([c.match[idx, :n, :lc], c.match[idx, :n, Lc:Lc + h]], 2),
+        ctx_ids=t(o["ctx_ids"][idx, :lc]), ctx_seg=t(o["ctx_seg"][idx, :lc]), ctx_pos=t(o["ctx_pos"][idx, :lc]),
+        ctx_feats=t(o["ctx_feats"][idx, :lc]), ctx_mask=t(o["ctx_mask"][idx, :lc]),
+        hist_kind=t(o["hist_kind"][idx, :h]), hist_ids=t(o["hist_ids"][idx, :h]),
+        hist_feats=t(o["hist_feats"][idx, :h]), hist_mask=t(o["hist_mask"][idx, :h]), glob=t(o["glob"][idx]),
+        node_role=t(o["node_role"][idx, :n]), node_label=t(o["node_label"][idx, :n]),
+        node_value=t(o["node_value"][idx, :n]), node_feats=t(o["node_feats"][idx, :n]),
+        node_mask=t(o["node_mask"][idx, :n]), node_accept=c.node_accept,
+        match=t(np.concatenate([o["match"][idx, :n, :lc], o["match"][idx, :n, Lc:Lc + h]], 2)),
         scr_ids=c.scr_ids, scr_node=c.scr_node, scr_pos=c.scr_pos, scr_mask=c.scr_mask, cand_a=c.cand_a,
         cand_b=c.cand_b, cand_feats=c.cand_feats, cand_use=c.cand_use, kind_mask=c.kind_mask)
 
@@ -216,10 +217,12 @@ class _Layer(nn.Module):
     def forward(self, x: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
         """x [B,T,D]; bias [B,h,T,T] additive attention bias (padding = -inf-like)."""
         B, T, D = x.shape
-        q, k, v = self.qkv(self.ln1(x)).split(D, dim=-1)
-        q, k, v = (t.view(B, T, self.h, D // self.h).transpose(1, 2) for t in (q, k, v))
-        a = F.scaled_dot_product_attention(q, k, v, attn_mask=bias)
-        x = x + self.proj(a.transpose(1, 2).reshape(B, T, D))
+        h, dh = self.h, D // self.h
+        qkv = self.qkv(self.ln1(x)).view(B, T, 3, h, dh).permute(2, 0, 3, 1, 4).reshape(3, B * h, T, dh)
+        # softmax(q k^T / sqrt(dh) + bias) v, as scaled_dot_product_attention (fewer, larger ops)
+        s = torch.baddbmm(bias.reshape(B * h, T, T), qkv[0], qkv[1].transpose(1, 2), alpha=1 / math.sqrt(dh))
+        a = torch.bmm(torch.softmax(s, -1), qkv[2])                                  # [B*h,T,dh]
+        x = x + self.proj(a.view(B, h, T, dh).transpose(1, 2).reshape(B, T, D))
         return x + self.ff(self.ln2(x))
 
 
@@ -264,27 +267,30 @@ class PointerNet(nn.Module):
         self.cand_w = nn.Sequential(nn.Linear(CAND_FEATS + K, d), nn.GELU(), nn.Linear(d, 1))
         self.frame_head = nn.Sequential(nn.Linear(3 * d, d), nn.GELU(), nn.Linear(d, cfg.max_frames))
 
-    def embed(self, ids: torch.Tensor) -> torch.Tensor:
-        """Piece ids [...] -> [..., D]: UI words learnt, entities fixed placeholders."""
-        is_ph = ids >= self.vocab_size
-        w = self.word(ids.clamp(max=self.vocab_size - 1) * (~is_ph))
-        p = self.placeholders[(ids - self.vocab_size).clamp(min=0, max=N_PLACEHOLDERS - 1)]
-        return torch.where(is_ph[..., None], p, w)
+    def embed(self, ids: torch.Tensor, table: torch.Tensor | None = None) -> torch.Tensor:
+        """Piece ids [...] -> [..., D]: UI words learnt, entities fixed placeholders (ids
+        ``vocab_size + j``): one look-up in the words' table followed by the placeholders'
+        (:meth:`_table`; a placeholder row gets no gradient, nor does padding)."""
+        return F.embedding(ids, self._table() if table is None else table, padding_idx=0)
 
-    def _bag(self, ids: torch.Tensor) -> torch.Tensor:
+    def _table(self) -> torch.Tensor:
+        return torch.cat([self.word.weight, self.placeholders])
+
+    def _bag(self, ids: torch.Tensor, table: torch.Tensor | None = None) -> torch.Tensor:
         """Mean of piece embeddings over the last axis, padding (0) excluded."""
         m = (ids > 0).float()[..., None]
-        return (self.embed(ids) * m).sum(-2) / m.sum(-2).clamp(min=1.0)
+        return (self.embed(ids, table) * m).sum(-2) / m.sum(-2).clamp(min=1.0)
 
     def encode(self, c: Collated):
         """-> (cls [B,D], ctx [B,Lc,D], nodes [B,N,D])."""
         B, Lc = c.ctx_ids.shape
         H, N = c.hist_kind.shape[1], c.node_role.shape[1]
-        ctx = (self.embed(c.ctx_ids) + self.seg(c.ctx_seg) + self.cpos(c.ctx_pos) + self.ctx_in(c.ctx_feats)
+        tb = self._table()
+        ctx = (self.embed(c.ctx_ids, tb) + self.seg(c.ctx_seg) + self.cpos(c.ctx_pos) + self.ctx_in(c.ctx_feats)
                + self.etype.weight[1])
-        hist = (self.hist_kind(c.hist_kind) + self._bag(c.hist_ids) + self.hist_in(c.hist_feats)
+        hist = (self.hist_kind(c.hist_kind) + self._bag(c.hist_ids, tb) + self.hist_in(c.hist_feats)
                 + self.hist_pos(torch.arange(H).clamp(max=7))[None] + self.etype.weight[2])
-        node = (self.role(c.node_role) + self._bag(c.node_label) + self.value_in(self._bag(c.node_value))
+        node = (self.role(c.node_role) + self._bag(c.node_label, tb) + self.value_in(self._bag(c.node_value, tb))
                 + self.node_in(c.node_feats) + self.etype.weight[3])
         cls = (self.cls + self.glob_in(c.glob) + self.etype.weight[0])[:, None]
         x = torch.cat([cls, ctx, hist, node], dim=1)                               # [B,T,D]
@@ -307,18 +313,22 @@ class PointerNet(nn.Module):
         (:func:`size_buckets`) and put back in the batch's order and shapes: the same
         values (padding only ever met masked attention), for a fraction of the work. Rows of
         padding come back as zeros (the heads mask them)."""
-        lc_i, h_i, n_i = (m.sum(1).tolist() for m in (c.ctx_mask, c.hist_mask, c.node_mask))
+        o = c.arrays
+        if o is None:
+            return self.encode(c)
+        lc_i, h_i, n_i = (o[k].sum(1) for k in ("ctx_mask", "hist_mask", "node_mask"))
         B, Lc = c.ctx_ids.shape
         N = c.node_role.shape[1]
-        groups = size_buckets([1 + a + b + d for a, b, d in zip(lc_i, h_i, n_i)])
+        groups = size_buckets((1 + lc_i + h_i + n_i).tolist())
         if len(groups) == 1:
             return self.encode(c)
         D = self.cfg.d_model
         cls, ctx, nodes = torch.zeros(B, D), torch.zeros(B, Lc, D), torch.zeros(B, N, D)
         for g in groups:
-            idx = torch.tensor(g)
-            lc, h, n = (max(1, max(v[i] for i in g)) for v in (lc_i, h_i, n_i))
-            a, b, d = self.encode(_bucket(c, idx, lc, h, n))
+            ix = np.asarray(g)
+            lc, h, n = (max(1, int(v[ix].max())) for v in (lc_i, h_i, n_i))
+            a, b, d = self.encode(_bucket(c, ix, lc, h, n))
+            idx = torch.from_numpy(ix)
             cls[idx], ctx[idx, :lc], nodes[idx, :n] = a, b, d
         return cls, ctx, nodes
 

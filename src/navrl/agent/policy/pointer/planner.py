@@ -18,12 +18,16 @@ from navrl.agent.planner import PlannerContext, PlannerOutput
 from navrl.agent.policy.base import Policy, ScoredBatch
 from navrl.agent.policy.pointer.augment import augment_prompt
 from navrl.agent.policy.pointer.features import (KIND_ID, NODE_KINDS, Decision, Encoded, Vocab,
-                                                 context_prompt, decision_for, encode, question_frame, render_text)
+                                                 context_parts, context_prompt, decision_for, encode,
+                                                 encode_parts, question_frame, render_text)
 from navrl.agent.policy.pointer.model import NEG, PointerConfig, PointerNet, collate
 from navrl.lru import BoundedCache
 
 _USE = {KIND_ID["type"]: 0, KIND_ID["answer"]: 1, KIND_ID["ask"]: 2}
 _NODE_K = frozenset(KIND_ID[k] for k in NODE_KINDS)
+_IS_NODE = torch.tensor([k in _NODE_K for k in range(len(KIND_ID))])
+_IS_TEXT = torch.tensor([k in _USE for k in range(len(KIND_ID))])
+_USE_OF = torch.tensor([_USE.get(k, 0) for k in range(len(KIND_ID))])
 
 
 def _size(e: Encoded) -> tuple[int, int]:
@@ -178,8 +182,7 @@ class PointerPlanner(Policy):
         if not self.frames:   # no question frame learnt yet: asking is not a legal decision
             c.kind_mask[:, KIND_ID["ask"]] = False
         kind = factor(self.model.kind_logits(cls, c), kinds, 0, all_rows)
-        is_node = torch.tensor([int(k) in _NODE_K for k in kind.tolist()])
-        is_text = torch.tensor([int(k) in _USE for k in kind.tolist()])
+        is_node, is_text = _IS_NODE[kind], _IS_TEXT[kind]
         arg = torch.full((B,), -1, dtype=torch.long)
         if bool(is_node.any()):
             nk = kind.clone()
@@ -188,7 +191,7 @@ class PointerPlanner(Policy):
                        None if args is None else torch.where(is_node, args, 0).clamp(min=0), 1, is_node)
             arg = torch.where(is_node, a, arg)
         if bool(is_text.any()):
-            use = torch.tensor([_USE.get(int(k), 0) for k in kind.tolist()])
+            use = _USE_OF[kind]
             cl, ref = self.model.cand_logits(cls, ctx, nodes, c, kind, use)
             a = factor(cl,
                        None if args is None else torch.where(is_text, args, 0).clamp(min=0), 1, is_text)
@@ -202,13 +205,19 @@ class PointerPlanner(Policy):
         return kind, arg, frame, logp, ent, mask, cls
 
     # ------------------------------------------------------------------ generation
-    @torch.no_grad()
+    @torch.inference_mode()
     def plan(self, contexts: list[PlannerContext]) -> list[PlannerOutput]:
         if not contexts:
             return []
         self.model.eval()
-        prompts = [self.prompt_text(c) for c in contexts]
-        states = [self.state(p) for p in prompts]
+        prompts, states = [], []
+        for c in contexts:   # encoded from the prompt's parts (the same state as from the prompt)
+            p, parts = context_parts(c)
+            e = self._cache.get(p)
+            if e is None:
+                e = self._cache.put(p, encode_parts(parts, self.vocab))
+            prompts.append(p)
+            states.append(e)
         T = self.temperature if self.sample else 1.0
         kind, arg, frame, logp, _, mask, cls = self._forward(states, None, None, None, T, choose=True)
         values = self.plan_values(cls, len(states))
