@@ -62,10 +62,12 @@ class RunnerConfig:
     depend on device timing (bit-reproducible sampled rollouts on a farm), at the price of
     waiting for the slowest device every step."""
     round_s: float | None = 0.02
-    """Pipelined runs: the learner time one round spends landing answers (judging their
-    steps) before it plans those episodes and starts their next actions, so the learner's
-    work overlaps the devices' waits instead of following them. Longer rounds give the planner
-    bigger batches (an LLM planner on a GPU may want 0.5 s); None lands every answer there."""
+    """Pipelined runs: the time one round spends landing answers (judging their steps, and
+    waiting for those still to come once one has come) before it plans those episodes and
+    starts their next actions, so the learner's work overlaps the devices' waits instead of
+    following them and the planner gets every episode ready within the round in one batch.
+    Longer rounds give the planner bigger batches (an LLM planner on a GPU may want 0.5 s);
+    None lands every answer already there."""
     deadline_s: float | None = None
     """Seconds one run (one rollout batch, leases included) may take; None waits for every
     episode. At the deadline the runner stops waiting: episodes still running are masked as
@@ -86,6 +88,9 @@ class EpisodeRunner:
         self.timings = {"device": 0.0, "planner": 0.0, "grounder": 0.0, "judge": 0.0, "total": 0.0}
         self._phash: BoundedCache[tuple[str, str], int] = BoundedCache(20_000)
         self.last_run: dict = {"stragglers": 0, "deadline_hit": False}
+        self._plan_call_s = 0.0
+        """Seconds a planner call takes (moving average): the longest a pipelined round waits
+        for more answers to plan with the first one."""
         """Of the last :meth:`run`: ``stragglers`` (episodes masked at the deadline), ``deadline_hit``."""
 
     def run(self, tasks: list[TaskSpec], devices: "list[Device] | DeviceFarm | None" = None,
@@ -179,8 +184,10 @@ class EpisodeRunner:
                 idle = any(not ep.done and id(ep) not in busy and id(ep) not in flight.queued for ep in eps)
                 # lockstep: wait for every device; pipelined: for the first answer when no
                 # episode is ready, else only take the answers already there, for one round's time
+                # an episode ready alone waits for others at most one planner call's time (then
+                # one call plans them all for about what its own call would have cost)
                 flight.collect(deadline, "all" if not self.cfg.pipeline else ("ready" if idle else "first"),
-                               self.cfg.round_s)
+                               self.cfg.round_s, min(self.cfg.round_s or 0.0, self._plan_call_s))
                 if deadline is not None and time.monotonic() >= deadline:
                     continue
             busy, queued = flight.busy, flight.queued
@@ -205,7 +212,9 @@ class EpisodeRunner:
             for ep in ready:
                 self._invalidate(ep, "planner_unavailable")
             return
-        tm["planner"] += time.perf_counter() - t0
+        dt = time.perf_counter() - t0
+        tm["planner"] += dt
+        self._plan_call_s = dt if not self._plan_call_s else 0.7 * self._plan_call_s + 0.3 * dt
         # each episode's step runs up to its device action; then the device actions start
         # together (remote hosts and real devices in parallel); each step is judged when its
         # device has answered
@@ -396,11 +405,14 @@ class _Flight:
             if self.on_step is not None:
                 self.on_step(1)
 
-    def collect(self, deadline: float | None, how: str, budget_s: float | None = None) -> None:
+    def collect(self, deadline: float | None, how: str, budget_s: float | None = None,
+                wait_s: float | None = None) -> None:
         """Land the answers: ``ready`` those already there, ``first`` at least one (waiting
         for it), ``all`` every call in flight (in the order they started); never past
         ``deadline``. ``budget_s`` (ready, first) stops landing once that much learner time
-        went into it, so the next actions start while the other answers wait their turn."""
+        went into it, so the next actions start while the other answers wait their turn. With
+        ``first``, answers that come within ``wait_s`` of the first one are waited for (within
+        the budget)."""
         tm = self.runner.timings
         t0 = time.perf_counter()
         got: list[cf.Future] = []
@@ -417,14 +429,21 @@ class _Flight:
             for f in got:
                 self._land(f)
             return
-        end = time.perf_counter() + (budget_s if budget_s is not None else float("inf"))
+        arrived = time.perf_counter()
+        end = arrived + (budget_s if budget_s is not None else float("inf"))
         for f in got:
             self._land(f)
-        while time.perf_counter() < end:
+        # "first": answers that come within ``wait_s`` of the first are waited for and landed
+        # too, so the planner gets the episodes that are ready then in one batch instead of one
+        # alone followed by others a few milliseconds later; "ready" takes only those already there
+        until = min(end, arrived + (wait_s or 0.0)) if how == "first" else -1.0
+        while self.waiting and time.perf_counter() < end:
+            left = until - time.perf_counter()
             try:
-                self._land(self.done.get_nowait())
+                f = self.done.get(timeout=left) if left > 0 else self.done.get_nowait()
             except queue.Empty:
                 return
+            self._land(f)
 
     def _land(self, f: cf.Future) -> None:
         ep, what, _ = self.waiting.pop(f)
