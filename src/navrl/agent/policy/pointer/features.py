@@ -82,7 +82,7 @@ def _nodes_json(obs) -> tuple[str, list]:
     return _NODE_ROWS.put(key, out) if key is not None else out
 
 
-_NODE_ROWS: BoundedCache[tuple, tuple[str, list]] = BoundedCache(4096, touch=True)
+_NODE_ROWS: BoundedCache[tuple, tuple[str, list]] = BoundedCache(4096)
 """Node rows and their JSON, keyed by (the observation's first MAX_NODES nodes, screen size)."""
 
 

@@ -18,8 +18,9 @@ from navrl.agent.policy.pointer.features import (CAND_FEATS, CTX_FEATS, GLOBAL_F
                                                  N_PLACEHOLDERS, ROLES, Encoded)
 
 NEG = -1e9
-BUCKET_OVERHEAD = 300.0
-"""A forward pass's fixed cost in padded tokens (measured on 2 cores: see bench/planner_speed.py)."""
+BUCKET_OVERHEAD = 80.0
+"""A group's fixed cost in padded tokens: its attention ops (the token-wise layers run once
+over the packed batch); measured on 2 cores, 40 to 300 within a few per cent."""
 
 
 @dataclass(frozen=True)
@@ -160,9 +161,9 @@ def collate(states: list[Encoded]) -> Collated:
 
 def size_buckets(lengths: list[int], overhead: float | None = None) -> list[list[int]]:
     """Split states of encoder lengths ``lengths`` into groups of similar length (indices,
-    shortest first) that minimise the padded work: a group costs ``overhead`` (a forward
-    pass's fixed cost, in tokens) plus its size x its longest length x (1 + length / 256)
-    (token-wise layers, then attention). Screens differ a lot in size (12 to 100 elements on
+    shortest first) that minimise the padded work: a group costs ``overhead`` (its fixed
+    cost, in tokens) plus its size x its longest length x (1 + length / 256) (padded work
+    and attention). Screens differ a lot in size (12 to 100 elements on
     the phone world, a median of 27), so padding a batch to its longest state does ~4x the
     work; a few passes over similar states do little more than the real work."""
     overhead = BUCKET_OVERHEAD if overhead is None else overhead
@@ -309,28 +310,85 @@ class PointerNet(nn.Module):
         return x[:, 0], x[:, 1:1 + Lc], x[:, n0:]
 
     def encode_bucketed(self, c: Collated):
-        """:meth:`encode` of a padded batch, run in groups of states of similar length
-        (:func:`size_buckets`) and put back in the batch's order and shapes: the same
-        values (padding only ever met masked attention), for a fraction of the work. Rows of
-        padding come back as zeros (the heads mask them)."""
+        """:meth:`encode` of a padded batch with no work on padding but in attention: the
+        token-wise layers (embeddings, layer norms, projections, feed-forward) run once over
+        the batch's real tokens packed together, attention in groups of states of similar
+        length (:func:`size_buckets`), each padded to its longest. The same values (a padded
+        key only ever met a -1e9 bias: its weight is exactly 0), returned in the batch's
+        shapes; rows of padding come back as zeros (the heads mask them)."""
         o = c.arrays
         if o is None:
             return self.encode(c)
-        lc_i, h_i, n_i = (o[k].sum(1) for k in ("ctx_mask", "hist_mask", "node_mask"))
         B, Lc = c.ctx_ids.shape
-        N = c.node_role.shape[1]
-        groups = size_buckets((1 + lc_i + h_i + n_i).tolist())
-        if len(groups) == 1:
-            return self.encode(c)
-        D = self.cfg.d_model
-        cls, ctx, nodes = torch.zeros(B, D), torch.zeros(B, Lc, D), torch.zeros(B, N, D)
+        H, N = c.hist_kind.shape[1], c.node_role.shape[1]
+        D, h = self.cfg.d_model, self.cfg.n_heads
+        dh = D // h
+        cm, hm, nm = o["ctx_mask"], o["hist_mask"], o["node_mask"]
+        lc_i, h_i, n_i = cm.sum(1), hm.sum(1), nm.sum(1)
+        t_i = 1 + lc_i + h_i + n_i
+        groups = size_buckets(t_i.tolist())
+        order = np.concatenate([np.asarray(g, np.int64) for g in groups])   # states, bucket by bucket
+        # packed rows: state by state in ``order``, each [cls, its ctx, its hist, its nodes]
+        start = np.empty(B, np.int64)
+        start[order] = np.cumsum(t_i[order]) - t_i[order]
+        total = int(t_i.sum())
+        b_c, j_c = np.nonzero(cm)
+        b_h, j_h = np.nonzero(hm)
+        b_n, j_n = np.nonzero(nm)
+        r_c, r_h, r_n = start[b_c] + 1 + j_c, start[b_h] + 1 + lc_i[b_h] + j_h, start[b_n] + 1 + lc_i[b_n] + h_i[b_n] + j_n
+        t = torch.from_numpy
+        tb = self._table()
+        ctx = (self.embed(t(o["ctx_ids"][b_c, j_c]), tb) + self.seg(t(o["ctx_seg"][b_c, j_c]))
+               + self.cpos(t(o["ctx_pos"][b_c, j_c])) + self.ctx_in(t(o["ctx_feats"][b_c, j_c])) + self.etype.weight[1])
+        hist = (self.hist_kind(t(o["hist_kind"][b_h, j_h])) + self._bag(t(o["hist_ids"][b_h, j_h]), tb)
+                + self.hist_in(t(o["hist_feats"][b_h, j_h])) + self.hist_pos(t(np.minimum(j_h, 7)))
+                + self.etype.weight[2])
+        node = (self.role(t(o["node_role"][b_n, j_n])) + self._bag(t(o["node_label"][b_n, j_n]), tb)
+                + self.value_in(self._bag(t(o["node_value"][b_n, j_n]), tb)) + self.node_in(t(o["node_feats"][b_n, j_n]))
+                + self.etype.weight[3])
+        cls = self.cls + self.glob_in(c.glob) + self.etype.weight[0]
+        rows = t(np.concatenate([start, r_c, r_h, r_n]))
+        x = torch.empty(total, D).index_put((rows,), torch.cat([cls, ctx, hist, node]))   # [R,D]
+        # each group's padded layout [cls | ctx lc | hist hh | nodes n] -> packed row (or R: a zero row)
+        plan = []
         for g in groups:
-            ix = np.asarray(g)
-            lc, h, n = (max(1, int(v[ix].max())) for v in (lc_i, h_i, n_i))
-            a, b, d = self.encode(_bucket(c, ix, lc, h, n))
-            idx = torch.from_numpy(ix)
-            cls[idx], ctx[idx, :lc], nodes[idx, :n] = a, b, d
-        return cls, ctx, nodes
+            ix = np.asarray(g, np.int64)
+            lc, hh, n = (max(1, int(v[ix].max())) for v in (lc_i, h_i, n_i))
+            T = 1 + lc + hh + n
+            src = np.full((len(ix), T), total, np.int64)
+            src[:, 0] = start[ix]
+            for off, L, li in ((1, lc, lc_i), (1 + lc, hh, h_i), (1 + lc + hh, n, n_i)):
+                k = np.arange(L)
+                ok = k[None] < li[ix][:, None]
+                first = start[ix][:, None] + 1 + (0 if off == 1 else lc_i[ix][:, None]) + \
+                    (h_i[ix][:, None] if off == 1 + lc + hh else 0)
+                src[:, off:off + L] = np.where(ok, first + k[None], total)
+            keep = src < total
+            pad = np.where(keep, 0.0, NEG).astype(np.float32)[:, None, None, :]
+            M = np.zeros((len(ix), T, T), np.float32)
+            mt = np.concatenate([o["match"][ix, :n, :lc], o["match"][ix, :n, Lc:Lc + hh]], 2)
+            n0 = 1 + lc + hh
+            M[:, n0:, 1:n0] = mt
+            M[:, 1:n0, n0:] = mt.transpose(0, 2, 1)
+            plan.append((len(ix), T, t(src.reshape(-1)), t(np.flatnonzero(keep.reshape(-1))), t(pad), t(M)))
+        zero = torch.zeros(1, 3 * D)
+        for li, layer in enumerate(self.layers):
+            w = self.match_w[li][None, :, None, None]
+            qkv = torch.cat([layer.qkv(layer.ln1(x)), zero])                             # [R+1,3D]
+            outs = []
+            for Bg, T, src, kept, pad, M in plan:
+                q = qkv[src].view(Bg, T, 3, h, dh).permute(2, 0, 3, 1, 4).reshape(3, Bg * h, T, dh)
+                bias = (pad + M[:, None] * w).reshape(Bg * h, T, T)
+                sc = torch.baddbmm(bias, q[0], q[1].transpose(1, 2), alpha=1 / math.sqrt(dh))
+                a = torch.bmm(torch.softmax(sc, -1), q[2]).view(Bg, h, T, dh).transpose(1, 2).reshape(Bg * T, D)
+                outs.append(a[kept])
+            x = x + layer.proj(torch.cat(outs))
+            x = x + layer.ff(layer.ln2(x))
+        x = self.ln(x)
+        cls_o = x[t(start)]
+        ctx_o = torch.zeros(B, Lc, D).index_put((t(b_c), t(j_c)), x[t(r_c)])
+        nodes_o = torch.zeros(B, N, D).index_put((t(b_n), t(j_n)), x[t(r_n)])
+        return cls_o, ctx_o, nodes_o
 
     # ------------------------------------------------------------------ heads (logits, masked)
     def kind_logits(self, cls: torch.Tensor, c: Collated) -> torch.Tensor:

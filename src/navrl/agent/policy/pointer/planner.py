@@ -222,11 +222,11 @@ class PointerPlanner(Policy):
         kind, arg, frame, logp, _, mask, cls = self._forward(states, None, None, None, T, choose=True)
         values = self.plan_values(cls, len(states))
         out = []
-        for i, e in enumerate(states):
-            d = Decision(int(kind[i]), int(arg[i]), int(frame[i]))
-            n = len(d.ids())
-            out.append(PlannerOutput(render_text(d, e, self.frames), token_ids=d.ids(),
-                                     logprobs=[float(x) for x in logp[i, :n]], value=values[i], prompt=prompts[i]))
+        for i, (e, k, a, f, lp) in enumerate(zip(states, kind.tolist(), arg.tolist(), frame.tolist(), logp.tolist())):
+            d = Decision(k, a, f)
+            ids = d.ids()
+            out.append(PlannerOutput(render_text(d, e, self.frames), token_ids=ids, logprobs=lp[:len(ids)],
+                                     value=values[i], prompt=prompts[i]))
         return out
 
     def decide(self, prompt: str) -> Decision:

@@ -65,6 +65,22 @@ def norm(s: str) -> str:
     return re.sub(r"\s+", " ", (s or "").lower().strip())
 
 
+_AZ09 = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
+
+
+def _phrase_in(t: str, o: str) -> bool:
+    """``t`` occurs in ``o`` with no ASCII letter or digit just before or after it: what
+    ``re.search(r"(?<![a-z0-9])" + re.escape(t) + r"(?![a-z0-9])", o)`` finds, without
+    compiling a pattern per label (the re module's cache holds 512)."""
+    i, n = o.find(t), len(t)
+    while i >= 0:
+        j = i + n
+        if (i == 0 or o[i - 1] not in _AZ09) and (j == len(o) or o[j] not in _AZ09):
+            return True
+        i = o.find(t, i + 1)
+    return False
+
+
 def alignment(text: str, other: str, other_keys: set[str] | None = None,
               other_tri: set[str] | None = None, text_tri: set[str] | None = None) -> list[float]:
     """Five alignment features of ``text`` (a label) against ``other`` (the goal, answers ...):
@@ -75,7 +91,7 @@ def alignment(text: str, other: str, other_keys: set[str] | None = None,
     t, o = norm(text), norm(other)
     if not t or not o:
         return [0.0] * 5
-    exact = 1.0 if re.search(r"(?<![a-z0-9])" + re.escape(t) + r"(?![a-z0-9])", o) else 0.0
+    exact = 1.0 if _phrase_in(t, o) else 0.0
     contain = 1.0 if len(o) >= 3 and o in t else 0.0
     tk = content_keys(pieces(text))
     ok = other_keys if other_keys is not None else content_keys(pieces(other))
