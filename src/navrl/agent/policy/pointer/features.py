@@ -160,7 +160,7 @@ class Encoded:
     scr_node: np.ndarray
     scr_pos: np.ndarray
     kind_mask: np.ndarray              # [K] bool
-    cand_text: list[str] = field(default_factory=list)
+    cand_text: tuple[str, ...] = ()
     cand_src: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     cand_a: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     cand_b: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
@@ -599,7 +599,7 @@ def _encode(goal: str, answers, hist, app: str, t: int, nodes, seen, nodes_json:
                    _pad2(hist_ids) if hist_ids else np.zeros((0, 1), np.int64),
                    np.asarray(hist_feats, np.float32).reshape(-1, HIST_FEATS), glob, sc.node_role, res[0], res[1],
                    node_feats, sc.node_labels, sc.node_accept, sc.match_ctx, match_hist, res[2], sc.scr_node,
-                   sc.scr_pos, sc.kind_mask, list(cb.text), cb.src, cb.a, cb.b, cb.feats, cb.use)
+                   sc.scr_pos, sc.kind_mask, cb.text, cb.src, cb.a, cb.b, cb.feats, cb.use)
 
 
 _NO_PAIRS = np.zeros((0, 2), np.int64)
