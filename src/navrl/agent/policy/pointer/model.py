@@ -326,6 +326,8 @@ class PointerNet(nn.Module):
         cm, hm, nm = o["ctx_mask"], o["hist_mask"], o["node_mask"]
         lc_i, h_i, n_i = cm.sum(1), hm.sum(1), nm.sum(1)
         t_i = 1 + lc_i + h_i + n_i
+        if B == 1:   # nothing to pack
+            return self.encode(c)
         groups = size_buckets(t_i.tolist())
         order = np.concatenate([np.asarray(g, np.int64) for g in groups])   # states, bucket by bucket
         # packed rows: state by state in ``order``, each [cls, its ctx, its hist, its nodes]

@@ -209,7 +209,8 @@ class PointerPlanner(Policy):
     def plan(self, contexts: list[PlannerContext]) -> list[PlannerOutput]:
         if not contexts:
             return []
-        self.model.eval()
+        if self.model.training:   # (eval() walks every module: a tenth of a one-state call)
+            self.model.eval()
         prompts, states = [], []
         for c in contexts:   # encoded from the prompt's parts (the same state as from the prompt)
             p, parts = context_parts(c)
