@@ -90,6 +90,7 @@ def test_encoding_from_the_contexts_parts_is_encoding_the_prompt_and_caches_chan
         text, parts = context_parts(ctx)
         assert text == p
         cold._screens.clear()
+        cold._nodes.clear()
         ref = _fields(encode(p, cold))
         for got in (_fields(encode_parts(parts, warm)), _fields(encode(p, warm))):
             assert got.keys() == ref.keys()

@@ -224,6 +224,9 @@ class Vocab:
         self._screens: BoundedCache[tuple[str, str, str, tuple[str, ...]], _Screen] = BoundedCache(2_000, touch=True)
         """Encoded screens keyed by (the prompt's node list as JSON, app, goal, answer texts):
         all of a state but what its history and step count change (see :func:`_encode`)."""
+        self._nodes: BoundedCache[tuple, tuple] = BoundedCache(50_000, evict="all")
+        """A node's part of its screen (:func:`_node_row`) keyed by (goal, answer texts, the
+        node's prompt row): screens that differ share most of their nodes."""
 
     @property
     def size(self) -> int:
@@ -464,32 +467,29 @@ def _screen(goal: str, ans_texts: tuple, app: str, nodes: list, vocab: Vocab) ->
     texts: list[tuple[str, str]] = []
     has_focus = False
     app_l = app.lower()
+    memo = vocab._nodes
     for i, n in enumerate(nodes[:MAX_NODES]):
         role, label, value, enabled, focused, acts, b = n
-        label, value = str(label), str(value)
-        lp, vp = pieces(label)[:MAX_NODE_PIECES], pieces(value)[:MAX_NODE_PIECES]
-        node_role.append(ROLE_ID.get(str(role), 0))
+        try:
+            key = (goal, ans_texts, str(role), str(label), str(value), enabled, focused, acts, *b)
+            row = memo.get(key)
+        except TypeError:   # an unhashable field (not a prompt context_prompt writes): no memo
+            key, row = None, None
+        if row is None:
+            row = _node_row(role, str(label), str(value), enabled, focused, acts, b, goal, ans_all, ctx_rows_of, vocab)
+            if key is not None:
+                memo.put(key, row)
+        role_id, label, value, lp, vp, lab_n, f, cols, acc = row
+        node_role.append(role_id)
         lids, vids = local(lp), local(vp)
         node_label_ids.append(lids or [0])
         node_value_ids.append(vids or [0])
         node_labels.append(label)
         has_focus |= bool(focused)
-        lab_n = norm(label)
         if lab_n:
             label_rows.setdefault(lab_n, []).append(i)
-        x0, y0, x1, y1 = (float(v) for v in b)
-        f = [float(enabled), float(focused), float(bool(value)), float("t" in acts), float("l" in acts),
-             float("s" in acts), float(not label), x0, y0, x1, y1, (x0 + x1) / 2, (y0 + y1) / 2,
-             min(len(lp), 12) / 12.0]
-        f += vocab.node_alignment(label, value, goal, ans_all)
-        f += [0.0, 0.0, min(i, 95) / 95.0, float(app_l == lab_n)]
-        node_feats.append(f)
-        lkeys = _node_keys(label, value)
-        # look the node's few keys up instead of scanning the goal
-        match_ctx.extend((i, c) for c in sorted(c for k in lkeys for c in ctx_rows_of.get(k, ())))
-        acc = [False] * K
-        for kname, need in NODE_KINDS.items():
-            acc[KIND_ID[kname]] = bool(label) and need[0] in acts and bool(enabled)
+        node_feats.append(f + (0.0, 0.0, min(i, 95) / 95.0, float(app_l == lab_n)))
+        match_ctx.extend((i, c) for c in cols)
         node_accept.append(acc)
         # on-screen text pieces and their candidate spans (answers are read off the screen)
         scr_ids += lids + vids
@@ -518,6 +518,25 @@ def _screen(goal: str, ans_texts: tuple, app: str, nodes: list, vocab: Vocab) ->
         np.asarray(match_ctx, i64).reshape(-1, 2), np.asarray(scr_ids, i64), np.asarray(scr_node, i64),
         np.asarray(scr_pos, i64), tuple(ents), {k: np.asarray(v, i64) for k, v in label_rows.items()},
         frozenset(norm(str(n[1])) for n in nodes), has_focus, len(nodes), kind_mask, cb)
+
+
+def _node_row(role, label: str, value: str, enabled, focused, acts, b, goal: str, ans_all: str,
+              ctx_rows_of: dict[str, list[int]], vocab: Vocab) -> tuple:
+    """What a node contributes to its screen's encoding that depends on the node, the goal
+    and the answers only: role id, label, value, their pieces, normalised label, the first
+    23 features (flags, box, alignment), the goal/answer rows it matches, the kinds it accepts."""
+    lp, vp = pieces(label)[:MAX_NODE_PIECES], pieces(value)[:MAX_NODE_PIECES]
+    x0, y0, x1, y1 = (float(v) for v in b)
+    f = [float(enabled), float(focused), float(bool(value)), float("t" in acts), float("l" in acts),
+         float("s" in acts), float(not label), x0, y0, x1, y1, (x0 + x1) / 2, (y0 + y1) / 2,
+         min(len(lp), 12) / 12.0]
+    f += vocab.node_alignment(label, value, goal, ans_all)
+    # look the node's few keys up instead of scanning the goal
+    cols = tuple(sorted(c for k in _node_keys(label, value) for c in ctx_rows_of.get(k, ())))
+    acc = [False] * K
+    for kname, need in NODE_KINDS.items():
+        acc[KIND_ID[kname]] = bool(label) and need[0] in acts and bool(enabled)
+    return ROLE_ID.get(str(role), 0), label, value, lp, vp, norm(label), tuple(f), cols, acc
 
 
 def _pad2(rows: list[list[int]]) -> np.ndarray:
