@@ -22,17 +22,17 @@ rollouts: a screen recurs across steps and the 8 sibling rollouts of a task); wa
 featurise (context -> prompt -> model inputs) + rest.
 
 Measured on the 2-core machine shared with other jobs (1 thread, best of 3 interleaved rounds;
-noisy), f0ad593 -> 1cf324b, decisions/s (ratio):
+noisy: a cell moves by 20-30% between runs), f0ad593 -> e5da0c9, decisions/s (ratio):
 
-    cold  phone    batch 1   361 ->  618 (1.7x)   16   457 -> 1073 (2.3x)   128   527 -> 1197 (2.3x)
-    cold  miniwob  batch 1   493 ->  861 (1.7x)   16  1410 -> 1855 (1.3x)   128  1568 -> 2060 (1.3x)
-    warm  phone    batch 1   679 -> 1258 (1.9x)   16   571 -> 3090 (5.4x)   128   552 -> 3286 (6.0x)
-    warm  miniwob  batch 1   907 -> 1419 (1.6x)   16  2145 -> 5208 (2.4x)   128   951 -> 6473 (6.8x)
+    cold  phone    batch 1   338 ->  413 (1.2x)   16   420 -> 1038 (2.5x)   128   491 -> 1126 (2.3x)
+    cold  miniwob  batch 1   468 ->  777 (1.7x)   16  1391 -> 1506 (1.1x)   128  1563 -> 1769 (1.1x)
+    warm  phone    batch 1   604 -> 1154 (1.9x)   16   518 -> 2758 (5.3x)   128   509 -> 3058 (6.0x)
+    warm  miniwob  batch 1   782 -> 1268 (1.6x)   16  1588 -> 4672 (2.9x)   128   714 -> 5864 (8.2x)
 
-The same greedy decisions in every warm cell. Warm phone batch 16 per decision: 0.93 + 0.82 ms
--> 0.07 + 0.25 ms; the 0.25 ms are mostly the encoder (2 layers, d 64, ~38 real tokens per
+The same greedy decisions in every warm cell. Warm phone batch 16 per decision: 1.02 + 0.91 ms
+-> 0.08 + 0.29 ms; the 0.29 ms are mostly the encoder (2 layers, d 64, ~38 real tokens per
 state: its arithmetic and ~150 small torch ops per batch), so the 10x the issue asks for at
-batch 16 is not reached (5.4x).
+batch 16 is not reached (5.3x; 5.4x in the run before at 1cf324b).
 """
 from __future__ import annotations
 
