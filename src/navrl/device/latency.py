@@ -5,6 +5,8 @@ whose every action takes half a second, the way an emulator's does: the pool tre
 connected backend (``in_process = False``), so its calls overlap. The devices wait with
 ``asyncio.sleep`` (their ``aact``, ``aobserve`` … methods), so thousands of waiting devices
 cost timers on the pool's loop, not threads; called synchronously they ``time.sleep``.
+A call does the inner device's work first and answers its latency later (the work of a
+synchronised wave of answers is not run back to back when their timers fire).
 
 Latencies are fixed or drawn from a distribution, plus a seeded tail of slow calls (``tail_p``
 of the calls take ``tail_s``): each device draws from its own ``random.Random`` seeded by
@@ -124,20 +126,26 @@ class LatencyDevice(CallingDevice):
         self.waited_s += d
         return d
 
+    # The inner call runs first, then the call waits its latency: the device does the work as
+    # the call reaches it and answers ``d`` later. (Waiting first would run the inner work of
+    # every call of a synchronised wave back to back on the pool's loop when their timers
+    # fire, so the next actions of the whole wave start only once the last answer is built.)
+    # An inner call that raises raises at once, without the wait.
+
     def _call(self, call: str, *args: Any) -> Any:
         d = self._delay(call)
-        if d > 0:
-            time.sleep(d)
         out = getattr(self.inner, call)(*args)
         self.platform = self.inner.platform
+        if d > 0:
+            time.sleep(d)
         return out
 
     async def _async(self, call: str, *args: Any) -> Any:
         d = self._delay(call)
-        if d > 0:
-            await asyncio.sleep(d)
         out = getattr(self.inner, call)(*args)
         self.platform = self.inner.platform
+        if d > 0:
+            await asyncio.sleep(d)
         return out
 
     def close(self) -> None:
