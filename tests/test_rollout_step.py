@@ -105,3 +105,31 @@ def test_runner_records_the_perceptual_hash_of_each_before_screen() -> None:
         assert len(tr.frames) == len(tr.steps) + 1
         for st, png in zip(tr.steps, tr.frames):
             assert st.phash == phash64(Image.open(BytesIO(png)).convert("RGB"))
+
+
+def test_a_run_paces_the_garbage_collector_and_restores_it():
+    """RunnerConfig.gc_gen0 raises the youngest generation's threshold during a run only;
+    trajectories do not depend on it."""
+    import gc
+
+    from navrl.agent.planner import ExpertPlanner
+
+    class Watch(ExpertPlanner):
+        seen: list = []
+
+        def plan(self, ctxs):
+            self.seen.append(gc.get_threshold()[0])
+            return super().plan(ctxs)
+
+    tasks = suite_tasks("train", 3, seed=7)
+    before = gc.get_threshold()
+    out = {}
+    for gen0 in (None, 100_000):
+        planner = Watch()
+        planner.seen = []
+        trajs = EpisodeRunner(planner, AccessibilityGrounder(), JUDGE, JUDGE, JUDGE,
+                              config=RunnerConfig(gc_gen0=gen0)).run(tasks)
+        out[gen0] = [[(s.action, s.reward) for s in t.steps] for t in trajs]
+        assert gc.get_threshold() == before
+        assert set(planner.seen) == ({before[0]} if gen0 is None else {max(before[0], gen0)})
+    assert out[None] == out[100_000]
