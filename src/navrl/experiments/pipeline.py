@@ -71,15 +71,30 @@ def load_policy(path: str | Path) -> Policy:
         except Exception as e:
             raise CheckpointError(f"{p} is unreadable ({type(e).__name__})") from None
         if isinstance(st, dict) and st.get("format") == "navrl-policy-1":
-            return _policy_from_state(st.get("kind"), st["policy"])
+            return _policy_from_state(st.get("kind"), st["policy"], p)
         if isinstance(st, dict) and st.get("format") == "navrl-checkpoint-1":
-            return _policy_from_state(st.get("policy_kind"), st["policy"])
+            return _policy_from_state(st.get("policy_kind"), st["policy"], p)
         raise CheckpointError(f"{p} is not a navrl policy or checkpoint")
     st = load_checkpoint_file(p)
-    return _policy_from_state(st.get("policy_kind"), st["policy"])
+    return _policy_from_state(st.get("policy_kind"), st["policy"], p)
 
 
-def _policy_from_state(kind: str | None, state: dict):
+def _policy_from_state(kind: str | None, state: dict, path: Path):
+    """The policy ``state`` describes; weights that do not fit this navrl's model (a planner
+    saved by another version, with another input layout) are a :class:`CheckpointError`
+    naming the first tensor that differs, not torch's traceback."""
+    try:
+        return _build_policy(kind, state)
+    except RuntimeError as e:
+        lines = [ln.strip() for ln in str(e).splitlines()]
+        diff = next((ln for ln in lines if ln.startswith(("size mismatch", "Missing key", "Unexpected key"))), None)
+        if diff is None:
+            raise
+        raise CheckpointError(f"{path} was saved by another version of the {kind or 'policy'} than this navrl's "
+                              f"({diff.rstrip('.')}); retrain it, or load it with the navrl commit that wrote it") from None
+
+
+def _build_policy(kind: str | None, state: dict):
     if kind == "HFPlanner":
         from navrl.agent.policy.hf import HFPlanner
         return HFPlanner.from_state(state)
