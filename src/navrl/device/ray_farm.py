@@ -695,9 +695,6 @@ class RayFarm:
     def capacity(self) -> int:
         return self.cfg.hosts * self.cfg.devices_per_host
 
-    def _mirror(self, task: Any, snap: Any) -> Any:
-        return self._mirror_entry(task, snap)[0]
-
     def _mirror_entry(self, task: Any, snap: Any) -> list:
         """A local phone world at ``snap`` for privileged reads: one per world configuration
         (``backend.world_key``), kept across batches, restored from each device's snapshot

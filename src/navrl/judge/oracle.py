@@ -170,23 +170,19 @@ class OracleJudge(StepJudge, AskJudge, TerminalJudge):
             return Judgement(TerminalVerdict.FAIL, "invalid episode")
         if ctx.device_final is None:
             raise ValueError("the oracle judge needs the final device snapshot")
-        f = self.facts(ctx.task, ctx.device_final)
-        if f is not None:
-            if ctx.end is EndReason.COMPLETE:
-                task = ctx.task
-                done = f.met and (task.family is not Family.ANSWER or answers_match(task.expected_answer, ctx.answer))
-                if done:
-                    return Judgement(TerminalVerdict.SUCCESS, "done and declared complete")
-                if f.blocked:
-                    return Judgement(TerminalVerdict.BLOCKED_COMPLETE, "stopped at an unavoidable wall")
-                return Judgement(TerminalVerdict.FAIL, "completion claimed but the task is not done")
-            return Judgement(TerminalVerdict.FAIL, "step budget exhausted" if ctx.end is EndReason.BUDGET else "failed")
-        self.replays += 1
-        w = self.worlds.at(ctx.task, ctx.device_final)
         if ctx.end is EndReason.COMPLETE:
-            if ctx.task.check(w, ctx.answer):
+            task = ctx.task
+            f = self.facts(task, ctx.device_final)
+            if f is not None:   # the facts the world shipped with its snapshot
+                done = f.met and (task.family is not Family.ANSWER or answers_match(task.expected_answer, ctx.answer))
+                blocked = f.blocked
+            else:               # an old-style snapshot: restore a scratch world
+                self.replays += 1
+                w = self.worlds.at(task, ctx.device_final)
+                done, blocked = task.check(w, ctx.answer), task.blocked(w)
+            if done:
                 return Judgement(TerminalVerdict.SUCCESS, "done and declared complete")
-            if ctx.task.blocked(w):
+            if blocked:
                 return Judgement(TerminalVerdict.BLOCKED_COMPLETE, "stopped at an unavoidable wall")
             return Judgement(TerminalVerdict.FAIL, "completion claimed but the task is not done")
         return Judgement(TerminalVerdict.FAIL, "step budget exhausted" if ctx.end is EndReason.BUDGET else "failed")

@@ -96,10 +96,10 @@ class EpisodeRunner:
         self.timings = {"device": 0.0, "planner": 0.0, "grounder": 0.0, "judge": 0.0, "total": 0.0}
         self._phash: BoundedCache[tuple[str, str], int] = BoundedCache(20_000)
         self.last_run: dict = {"stragglers": 0, "deadline_hit": False}
+        """Of the last :meth:`run`: ``stragglers`` (episodes masked at the deadline), ``deadline_hit``."""
         self._plan_call_s = 0.0
         """Seconds a planner call takes (moving average): the longest a pipelined round waits
         for more answers to plan with the first one."""
-        """Of the last :meth:`run`: ``stragglers`` (episodes masked at the deadline), ``deadline_hit``."""
 
     def run(self, tasks: list[TaskSpec], devices: "list[Device] | DeviceFarm | None" = None,
             groups: list[int] | None = None, on_step: Callable[[int], None] | None = None) -> list[Trajectory]:

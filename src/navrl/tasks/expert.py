@@ -372,7 +372,7 @@ def remaining_steps(task: TaskSpec, world: PhoneWorld, memory: Memory | None = N
 
     Runs on a scratch copy, so ``world`` is untouched. ``cap`` when the expert can't finish.
     """
-    return expert_remaining(task, _scratch_world(task, world), memory, cap)[0]
+    return expert_remaining(task, world.scratch(), memory, cap)[0]
 
 
 def expert_remaining(task: TaskSpec, scratch: PhoneWorld, memory: Memory | None = None,
@@ -397,11 +397,6 @@ def expert_remaining(task: TaskSpec, scratch: PhoneWorld, memory: Memory | None 
     if not (run.success or run.blocked):
         return cap, ()
     return len(run.steps), tuple(path)
-
-
-def _scratch_world(task: TaskSpec, world: PhoneWorld) -> PhoneWorld:
-    # the expert's imagination has no infrastructure faults
-    return world.scratch()
 
 
 def expert_walk(task: TaskSpec):

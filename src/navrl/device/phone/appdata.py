@@ -19,11 +19,10 @@ from typing import Any, Iterator
 from navrl.device.phone.app import App, Variation
 from navrl.lru import BoundedCache
 
-__all__ = ["AppData", "seed_blob", "seed_data_stats"]
+__all__ = ["AppData", "seed_blob"]
 
 _BLOBS: BoundedCache[tuple, bytes] = BoundedCache(20_000)
 _INTERN: BoundedCache[bytes, bytes] = BoundedCache(20_000)   # equal blobs of different seeds share memory
-_STATS = {"drawn": 0, "hits": 0}
 
 
 def _draw(app: App, seed: int, shuffle: float, filler: float, layout: str) -> bytes:
@@ -41,16 +40,8 @@ def seed_blob(app: App, seed: int, shuffle: float, filler: float, layout: str) -
     key = (type(app), app.name, seed, shuffle, filler, layout)
     blob = _BLOBS.get(key)
     if blob is None:
-        _STATS["drawn"] += 1
         blob = _BLOBS.put(key, _draw(app, seed, shuffle, filler, layout))
-    else:
-        _STATS["hits"] += 1
     return key, blob
-
-
-def seed_data_stats() -> dict:
-    """Seed blobs drawn and reused in this process (and how many are kept)."""
-    return {**_STATS, "kept": len(_BLOBS)}
 
 
 class _Seed:
@@ -107,10 +98,6 @@ class AppData(MutableMapping):
 
     def __len__(self) -> int:
         return len(self._d)
-
-    def untouched(self) -> list[str]:
-        """Apps whose data this world has not read (still shared seed data)."""
-        return [k for k, v in self._d.items() if type(v) is _Seed]
 
     def __reduce__(self) -> tuple:
         items = []

@@ -334,21 +334,6 @@ class _Ids:
             j = self.ph[p.key] = len(self.ph) % N_PLACEHOLDERS
         return self.v.size + j
 
-    def many(self, ps: "tuple[Piece, ...] | list[Piece]") -> list[int]:
-        """``[self(p) for p in ps]`` without a call per piece."""
-        index, ph, size = self.v.index, self.ph, self.v.size
-        out = []
-        for p in ps:
-            k = p.key
-            i = index.get(k)
-            if i is None:
-                j = ph.get(k)
-                if j is None:
-                    j = ph[k] = len(ph) % N_PLACEHOLDERS
-                i = size + j
-            out.append(i)
-        return out
-
 
 _SCR_POS = [min(k, 31) for k in range(MAX_NODE_PIECES)]
 
@@ -421,7 +406,10 @@ class _Screen:
     resolved: dict = field(default_factory=dict)   # placeholders taken before the nodes -> ids
 
 
-_COL_IN_HIST, _COL_LAST = 23, 24
+_NODE_BASE_FEATS = 14 + 9
+"""Node features that depend on the node, goal and answers only: 14 flags and box values, 9 alignment
+(:func:`_node_row`); the history columns follow them."""
+_COL_IN_HIST, _COL_LAST = _NODE_BASE_FEATS, _NODE_BASE_FEATS + 1
 
 
 def _screen(goal: str, ans_texts: tuple, app: str, nodes: list, vocab: Vocab) -> _Screen:
@@ -531,6 +519,7 @@ def _node_row(role, label: str, value: str, enabled, focused, acts, b, goal: str
          float("s" in acts), float(not label), x0, y0, x1, y1, (x0 + x1) / 2, (y0 + y1) / 2,
          min(len(lp), 12) / 12.0]
     f += vocab.node_alignment(label, value, goal, ans_all)
+    assert len(f) == _NODE_BASE_FEATS, len(f)   # the history columns are placed after these
     # look the node's few keys up instead of scanning the goal
     cols = tuple(sorted(c for k in _node_keys(label, value) for c in ctx_rows_of.get(k, ())))
     acc = [False] * K

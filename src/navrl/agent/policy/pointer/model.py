@@ -71,17 +71,6 @@ class Collated:
     """The numpy arrays the tensors share memory with (:func:`collate`), if any."""
 
 
-def state_arrays(s: Encoded) -> dict:
-    """The state's numpy arrays by :class:`Collated` field (the encoded state holds them)."""
-    return {"ctx_ids": s.ctx_ids, "ctx_seg": s.ctx_seg, "ctx_pos": s.ctx_pos, "ctx_feats": s.ctx_feats,
-            "hist_kind": s.hist_kind, "hist_ids": s.hist_ids, "hist_feats": s.hist_feats, "glob": s.glob,
-            "node_role": s.node_role, "node_label": s.node_label_ids, "node_value": s.node_value_ids,
-            "node_feats": s.node_feats, "node_accept": s.node_accept, "match_ctx": s.match_ctx,
-            "match_hist": s.match_hist, "scr_ids": s.scr_ids, "scr_node": s.scr_node, "scr_pos": s.scr_pos,
-            "cand_a": s.cand_a, "cand_b": s.cand_b, "cand_feats": s.cand_feats, "cand_use": s.cand_use,
-            "kind_mask": s.kind_mask}
-
-
 def _spots(lens: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(state, position) of every row of states with ``lens`` rows each, in order."""
     rows = np.repeat(np.arange(len(lens)), lens)
@@ -185,27 +174,6 @@ def size_buckets(lengths: list[int], overhead: float | None = None) -> list[list
     return groups[::-1]
 
 
-def _bucket(c: Collated, idx: np.ndarray, lc: int, h: int, n: int) -> Collated:
-    """The encoder's inputs of states ``idx`` of ``c``, cut to their own longest lengths
-    (``lc`` goal pieces, ``h`` history steps, ``n`` nodes; what is cut is padding), sliced
-    from the batch's numpy arrays. The heads' inputs are left as they are (unused by
-    :meth:`PointerNet.encode`)."""
-    o = c.arrays
-    Lc = o["ctx_ids"].shape[1]
-    t = torch.from_numpy
-    return Collated(
-        ctx_ids=t(o["ctx_ids"][idx, :lc]), ctx_seg=t(o["ctx_seg"][idx, :lc]), ctx_pos=t(o["ctx_pos"][idx, :lc]),
-        ctx_feats=t(o["ctx_feats"][idx, :lc]), ctx_mask=t(o["ctx_mask"][idx, :lc]),
-        hist_kind=t(o["hist_kind"][idx, :h]), hist_ids=t(o["hist_ids"][idx, :h]),
-        hist_feats=t(o["hist_feats"][idx, :h]), hist_mask=t(o["hist_mask"][idx, :h]), glob=t(o["glob"][idx]),
-        node_role=t(o["node_role"][idx, :n]), node_label=t(o["node_label"][idx, :n]),
-        node_value=t(o["node_value"][idx, :n]), node_feats=t(o["node_feats"][idx, :n]),
-        node_mask=t(o["node_mask"][idx, :n]), node_accept=c.node_accept,
-        match=t(np.concatenate([o["match"][idx, :n, :lc], o["match"][idx, :n, Lc:Lc + h]], 2)),
-        scr_ids=c.scr_ids, scr_node=c.scr_node, scr_pos=c.scr_pos, scr_mask=c.scr_mask, cand_a=c.cand_a,
-        cand_b=c.cand_b, cand_feats=c.cand_feats, cand_use=c.cand_use, kind_mask=c.kind_mask)
-
-
 class _Layer(nn.Module):
     def __init__(self, d: int, h: int, ff: int):
         super().__init__()
@@ -285,7 +253,7 @@ class PointerNet(nn.Module):
     def encode(self, c: Collated):
         """-> (cls [B,D], ctx [B,Lc,D], nodes [B,N,D])."""
         B, Lc = c.ctx_ids.shape
-        H, N = c.hist_kind.shape[1], c.node_role.shape[1]
+        H = c.hist_kind.shape[1]
         tb = self._table()
         ctx = (self.embed(c.ctx_ids, tb) + self.seg(c.ctx_seg) + self.cpos(c.ctx_pos) + self.ctx_in(c.ctx_feats)
                + self.etype.weight[1])
@@ -320,7 +288,7 @@ class PointerNet(nn.Module):
         if o is None:
             return self.encode(c)
         B, Lc = c.ctx_ids.shape
-        H, N = c.hist_kind.shape[1], c.node_role.shape[1]
+        N = c.node_role.shape[1]
         D, h = self.cfg.d_model, self.cfg.n_heads
         dh = D // h
         cm, hm, nm = o["ctx_mask"], o["hist_mask"], o["node_mask"]
