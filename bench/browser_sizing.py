@@ -50,9 +50,10 @@ def main() -> int:
     from navrl.device.browser.device import BrowserDevice
     from navrl.device.pool import DevicePool, PoolConfig
     from navrl.experiments.common import child_cpu_seconds
-    from navrl.judge.web import web_judges
+    from navrl.worlds.web.judges import web_judges
     from navrl.rollout.runner import EpisodeRunner, RunnerConfig
-    from navrl.tasks.web import ScriptedWebPlanner, miniwob_task
+    from navrl.worlds.web.tasks import miniwob_task
+    from navrl.agent.planner import ExpertPlanner
 
     calls: dict[str, list[float]] = {"restore": [], "act": [], "observe": []}
 
@@ -90,7 +91,7 @@ def main() -> int:
         return f"{1000 * statistics.mean(xs):.0f}/{1000 * xs[int(0.9 * (len(xs) - 1))]:.0f}"
 
     rng = random.Random(0)
-    planner = ScriptedWebPlanner()
+    planner = ExpertPlanner()
     if args.policy:
         from navrl.experiments.pipeline import load_policy
         planner = load_policy(args.policy)             # the RL learner's planner, on this CPU

@@ -49,7 +49,7 @@ def need(cond: bool, msg: str) -> None:
 def navrl_episode(dev, task, grounder) -> tuple[float, list[float], list, float]:
     """(reset s, step s list, actions in CSS px, raw reward) of one scripted episode."""
     from navrl.actions import ActionKind
-    from navrl.tasks.web import scripted_step
+    from navrl.worlds.web.tasks import scripted_step
     t0 = time.perf_counter()
     dev.restore(task.web_snapshot())
     obs = dev.observe()
@@ -128,7 +128,7 @@ def main() -> None:
     from navrl.agent.grounders.accessibility import AccessibilityGrounder
     from navrl.device.browser import BrowserDevice
     from navrl.device.browser.host import default_host
-    from navrl.tasks.web import miniwob_task
+    from navrl.worlds.web.tasks import miniwob_task
 
     names = [t for t in args.tasks.split(",") if t]
     g = AccessibilityGrounder()

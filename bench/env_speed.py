@@ -18,8 +18,8 @@ import time
 import tracemalloc
 
 from navrl.actions import Action
-from navrl.device.phone import PhoneWorld
-from navrl.tasks.suites import suite_tasks
+from navrl.worlds.phone.sim import PhoneWorld
+from navrl.worlds.phone.suites import suite_tasks
 
 
 def _pick(world: PhoneWorld, rng: random.Random) -> Action:
@@ -118,7 +118,7 @@ class _Straying:
         self.p, self.rng, self.expert, self.rand = p, random.Random(4), ExpertPlanner(), RandomPlanner(5)
 
     def plan(self, contexts):
-        from navrl.tasks.expert import ExpertStuck
+        from navrl.worlds.phone.expert import ExpertStuck
         out = []
         for c in contexts:
             try:
@@ -132,7 +132,7 @@ def oracle_judge_ms(p_stray: float) -> tuple[float, float, int, int]:
     """16 train tasks x 8 rollouts with oracle judges: (judge ms per step, device ms per step
     (act, observe, snapshot with the oracle's facts), steps, scratch worlds the judge built)."""
     from navrl.agent.grounders.accessibility import AccessibilityGrounder
-    from navrl.judge.oracle import OracleJudge
+    from navrl.worlds.phone.judges import OracleJudge
     from navrl.rollout.runner import EpisodeRunner
     tasks = [t for t in suite_tasks("train", 16, seed=13) for _ in range(8)]
     j = OracleJudge()

@@ -32,9 +32,9 @@ import time
 from navrl.agent.grounders.accessibility import AccessibilityGrounder
 from navrl.agent.planner import ExpertPlanner
 from navrl.device.pool import DevicePool, PhoneWorldBackend, PoolConfig
-from navrl.judge.oracle import OracleJudge
+from navrl.worlds.phone.judges import OracleJudge
 from navrl.rollout.runner import EpisodeRunner
-from navrl.tasks.suites import suite_tasks
+from navrl.worlds.phone.suites import suite_tasks
 
 
 def runner(batch: int = 0) -> EpisodeRunner:

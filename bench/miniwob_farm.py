@@ -49,9 +49,10 @@ def main() -> int:
     from navrl.device.base import DeviceError
     from navrl.device.pool import DevicePool, PoolConfig
     from navrl.experiments.common import child_cpu_seconds
-    from navrl.judge.web import web_judges
+    from navrl.worlds.web.judges import web_judges
     from navrl.rollout.runner import EpisodeRunner
-    from navrl.tasks.web import ScriptedWebPlanner, miniwob_task
+    from navrl.worlds.web.tasks import miniwob_task
+    from navrl.agent.planner import ExpertPlanner
 
     names = args.tasks.split(",")
 
@@ -83,7 +84,7 @@ def main() -> int:
     setups = ("fresh", "affinity", "navrl")
     pools = {s: DevicePool(BrowserBackend(screenshots="off"), PoolConfig(size=args.pages)) for s in setups}
     sj, aj, tj = web_judges()
-    runner = EpisodeRunner(ScriptedWebPlanner(), AccessibilityGrounder(), sj, aj, tj)
+    runner = EpisodeRunner(ExpertPlanner(), AccessibilityGrounder(), sj, aj, tj)
     tot = {s: {"s": 0.0, "eps": 0, "steps": 0, "cpu": 0.0, "ok": 0} for s in setups}
 
     def devices(pool: DevicePool) -> list:

@@ -9,9 +9,9 @@ import time
 
 from navrl.agent.grounders.accessibility import AccessibilityGrounder
 from navrl.agent.planner import ExpertPlanner
-from navrl.judge.oracle import OracleJudge
+from navrl.worlds.phone.judges import OracleJudge
 from navrl.rollout.runner import EpisodeRunner
-from navrl.tasks.suites import suite_tasks
+from navrl.worlds.phone.suites import suite_tasks
 
 
 def main() -> None:

@@ -1,4 +1,4 @@
-"""The oracle facts a task's phone world ships in its snapshots (navrl.tasks.oracle).
+"""The oracle facts a task's phone world ships in its snapshots (navrl.worlds.phone.facts).
 
 They must be what replaying the expert says: the remaining steps for any answers the user
 gave, goal met and wall reached; and facts derived after the expert's own action (no replay)
@@ -9,11 +9,11 @@ from __future__ import annotations
 import random
 
 from navrl.actions import Action
-from navrl.device.phone.world import PhoneSnapshot
+from navrl.worlds.phone.sim.world import PhoneSnapshot
 from navrl.planning import Memory
-from navrl.tasks.expert import ExpertStuck, expert_remaining, expert_step, intent_action
-from navrl.tasks.oracle import OracleFacts, TaskOracle
-from navrl.tasks.spec import Family, make_task, templates
+from navrl.worlds.phone.expert import ExpertStuck, expert_remaining, expert_step, intent_action
+from navrl.worlds.phone.facts import OracleFacts, TaskOracle
+from navrl.worlds.phone.task import Family, make_task, templates
 from navrl.tasks.user import ProfileUser
 
 

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import pytest
 
-from navrl.device.phone import PerturbConfig
-from navrl.tasks.expert import run_expert
-from navrl.tasks.spec import make_task, templates
+from navrl.worlds.phone.sim import PerturbConfig
+from navrl.worlds.phone.expert import run_expert
+from navrl.worlds.phone.task import make_task, templates
 
 N_SEEDS = 50
 
@@ -29,8 +29,8 @@ def test_expert_solves_template(name: str, skin: str) -> None:
 def test_the_answer_is_in_the_ui_tree_where_the_expert_answers(name: str) -> None:
     """A planner reads the accessibility tree, not the world: every answer the expert gives
     must be among the texts of the screen it answers on (a forecast row once hid its high)."""
-    from navrl.tasks.expert import expert_walk
-    from navrl.tasks.spec import answers_match
+    from navrl.worlds.phone.expert import expert_walk
+    from navrl.worlds.phone.task import answers_match
     for seed in range(6):
         task = make_task(name, seed)
         expected = task.tpl.answer(task.params)
@@ -43,7 +43,7 @@ def test_the_answer_is_in_the_ui_tree_where_the_expert_answers(name: str) -> Non
 
 
 def test_a_forecast_row_reads_its_condition_and_its_high_and_low() -> None:
-    from navrl.tasks.expert import expert_walk
+    from navrl.worlds.phone.expert import expert_walk
     task = make_task("weather_high", 3)
     last = None
     for obs, _, _ in expert_walk(task):

@@ -7,11 +7,11 @@ import pytest
 
 from navrl.actions import Action, ActionError
 from navrl.device.base import DeviceError
-from navrl.device.phone import FaultConfig, PerturbConfig, PhoneWorld
-from navrl.device.phone.apps import app_names
-from navrl.tasks.expert import intent_action, run_expert, expert_step
-from navrl.tasks.spec import make_task, templates
-from navrl.tasks.suites import SUITES, suite_tasks, suite_templates
+from navrl.worlds.phone.sim import FaultConfig, PerturbConfig, PhoneWorld
+from navrl.worlds.phone.sim.apps import app_names
+from navrl.worlds.phone.expert import intent_action, run_expert, expert_step
+from navrl.worlds.phone.task import make_task, templates
+from navrl.worlds.phone.suites import SUITES, suite_tasks, suite_templates
 
 
 def _random_walk(world: PhoneWorld, rng: random.Random, n: int) -> list[Action]:

@@ -11,12 +11,12 @@ from navrl.actions import ActionKind
 from navrl.agent.grounders.accessibility import AccessibilityGrounder
 from navrl.agent.grounders.base import GroundingError
 from navrl.agent.planner import Planner, PlannerOutput
-from navrl.envs.phone_world import PhoneWorldEnv
+from navrl.worlds.phone.env import PhoneWorldEnv
 from navrl.imaging import phash64
-from navrl.judge.oracle import OracleJudge
+from navrl.worlds.phone.judges import OracleJudge
 from navrl.rollout.runner import EpisodeRunner, RunnerConfig
-from navrl.tasks.expert import Memory, expert_step
-from navrl.tasks.suites import suite_tasks
+from navrl.worlds.phone.expert import Memory, expert_step
+from navrl.worlds.phone.suites import suite_tasks
 from navrl.tasks.user import ProfileUser
 
 JUDGE = OracleJudge()

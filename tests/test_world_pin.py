@@ -14,13 +14,13 @@ import random
 
 from navrl.agent.grounders.accessibility import AccessibilityGrounder
 from navrl.agent.planner import Planner, PlannerContext, RandomPlanner
-from navrl.device.phone import PerturbConfig, PhoneWorld
-from navrl.judge.oracle import OracleJudge
+from navrl.worlds.phone.sim import PerturbConfig, PhoneWorld
+from navrl.worlds.phone.judges import OracleJudge
 from navrl.planning import Memory, PlannerOutput
 from navrl.rollout.runner import EpisodeRunner
-from navrl.tasks.expert import ExpertStuck, expert_step
-from navrl.tasks.spec import templates
-from navrl.tasks.suites import SUITES, suite_tasks
+from navrl.worlds.phone.expert import ExpertStuck, expert_step
+from navrl.worlds.phone.task import templates
+from navrl.worlds.phone.suites import SUITES, suite_tasks
 
 PINNED = {
     "worlds": "f412ce0ee24f46b2a81927272fa2c7f66a35480acc514a209776b641e0a03a92",
@@ -74,7 +74,7 @@ def screens_digest() -> str:
             if s.intent[0] == "ask":
                 mem.qa.append((s.intent[1], "x"))
                 continue
-            from navrl.tasks.expert import intent_action
+            from navrl.worlds.phone.expert import intent_action
             w.act(intent_action(obs, s.intent))
     return h.hexdigest()
 

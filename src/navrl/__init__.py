@@ -1,13 +1,18 @@
 """navrl: online dense RL for planner-grounder UI agents on live devices."""
 __version__ = "0.1.0"
 
+PHONE_WORLD_ENV = "navrl/PhoneWorld-v0"
+"""The phone world's Gymnasium id (:class:`navrl.worlds.phone.env.PhoneWorldEnv`)."""
+
 
 def _register_envs() -> None:
+    """Register the Gymnasium id by name only: the world is imported on ``gymnasium.make``."""
     try:
-        from navrl.envs import register
+        import gymnasium as gym
     except ImportError:  # gymnasium missing: the rest of navrl still works
         return
-    register()
+    if PHONE_WORLD_ENV not in gym.registry:
+        gym.register(id=PHONE_WORLD_ENV, entry_point="navrl.worlds.phone.env:PhoneWorldEnv")
 
 
 _register_envs()

@@ -10,16 +10,16 @@ from navrl.agent.grounders.accessibility import AccessibilityGrounder
 from navrl.agent.grounders.base import GroundingError
 from navrl.agent.plan import Plan
 from navrl.agent.planner import ExpertPlanner, Planner, PlannerOutput, RandomPlanner
-from navrl.device.phone import FaultConfig, PerturbConfig
+from navrl.worlds.phone.sim import FaultConfig, PerturbConfig
 from navrl.judge.base import PastStep, StepContext, TerminalContext
-from navrl.judge.oracle import OracleJudge
+from navrl.worlds.phone.judges import OracleJudge
 from navrl.judge.rewards import DEFAULT_REWARDS, RewardConfig
 from navrl.judge.verdicts import AskVerdict, EndReason, StepVerdict, TerminalVerdict
 from navrl.rollout.runner import EpisodeRunner, ui_hash
 from navrl.rollout.storage import load_trajectories, save_trajectories
-from navrl.tasks.expert import Memory, expert_step, intent_action
-from navrl.tasks.spec import make_task
-from navrl.tasks.suites import suite_tasks
+from navrl.worlds.phone.expert import Memory, expert_step, intent_action
+from navrl.worlds.phone.task import make_task
+from navrl.worlds.phone.suites import suite_tasks
 
 JUDGE = OracleJudge()
 
@@ -129,7 +129,7 @@ def test_runner_expert_that_repeats_a_failed_tap_gets_fail() -> None:
 def test_overcomplete_after_goal() -> None:
     task = make_task("settings_toggle", 0, perturb=PerturbConfig.off())
     w = task.make_device()
-    from navrl.tasks.expert import run_expert
+    from navrl.worlds.phone.expert import run_expert
     run = run_expert(task, w)
     assert run.success
     j = JUDGE.judge_step(_ctx(task, w, "Go home"))

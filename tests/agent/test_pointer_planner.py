@@ -21,7 +21,7 @@ from navrl.agent.steps import parse_step
 from navrl.observation import Observation, UINode
 from navrl.rl.losses import ppo_policy_loss
 from navrl.rl.sft import SFTConfig, TemplateTeacher, collect_demonstrations, train_sft
-from navrl.tasks.spec import make_task
+from navrl.worlds.phone.task import make_task
 
 SMALL = PointerConfig(d_model=32, n_layers=1, n_heads=2, d_ff=64)
 
@@ -153,9 +153,9 @@ def test_kind_exploration_records_the_behaviour_mixture(trained):
 def test_plan_records_the_logprobs_score_recomputes(trained):
     p, demos = trained
     p.sample, p.temperature = True, 0.8
-    from navrl.tasks.suites import suite_tasks
+    from navrl.worlds.phone.suites import suite_tasks
     from navrl.agent.grounders.accessibility import AccessibilityGrounder
-    from navrl.judge.oracle import OracleJudge
+    from navrl.worlds.phone.judges import OracleJudge
     from navrl.rollout.runner import EpisodeRunner
     j = OracleJudge()
     trajs = EpisodeRunner(p, AccessibilityGrounder(), j, j, j).run(suite_tasks("train", 6, seed=3))
@@ -295,7 +295,7 @@ def test_episode_memory_makes_text_from_the_previous_app_typable(vocab):
 
 def test_runner_gives_the_previous_apps_last_screen_as_memory():
     from navrl.rollout.episode import Episode
-    from navrl.tasks.spec import make_task as mk
+    from navrl.worlds.phone.task import make_task as mk
 
     def obs(app, *labels):
         return Observation(tuple(UINode(str(i), "text", lab, (0, 0, 10, 10)) for i, lab in enumerate(labels)),

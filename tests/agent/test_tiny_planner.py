@@ -8,7 +8,7 @@ import torch
 from navrl.agent.planner import PlannerContext
 from navrl.agent.policy.tiny import TinyConfig, TinyPlanner
 from navrl.agent.policy.tokenizer import corpus_and_labels, train_tokenizer
-from navrl.tasks.suites import suite_tasks
+from navrl.worlds.phone.suites import suite_tasks
 
 torch.set_num_threads(1)
 

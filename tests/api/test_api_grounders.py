@@ -9,9 +9,9 @@ from navrl.agent.grounders.base import Grounder, GroundingError
 from navrl.agent.grounders.router import RouterGrounder
 from navrl.agent.grounders.vlm import VLMGrounder, VLMGrounderConfig, parse_point
 from navrl.device.base import DeviceError
-from navrl.device.phone import PerturbConfig
+from navrl.worlds.phone.sim import PerturbConfig
 from navrl.observation import Observation
-from navrl.tasks.spec import make_task
+from navrl.worlds.phone.task import make_task
 from conftest import reply, request_images, request_text, status
 
 SIZE = (400, 800)

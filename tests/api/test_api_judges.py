@@ -10,14 +10,14 @@ from navrl.agent.grounders.accessibility import AccessibilityGrounder
 from navrl.agent.plan import Plan
 from navrl.agent.planner import ExpertPlanner
 from navrl.api import APIConfig, APIRequestError, ChatClient
-from navrl.device.phone import PerturbConfig
+from navrl.worlds.phone.sim import PerturbConfig
 from navrl.judge.base import JudgeUnavailable, PastStep, StepContext, TerminalContext
 from navrl.judge.llm import (LLMAskJudge, LLMJudgeConfig, LLMStepJudge, LLMTerminalJudge, llm_judges,
                              verdict_validator)
 from navrl.judge.verdicts import AskVerdict, EndReason, StepVerdict, TerminalVerdict
 from navrl.rollout.runner import EpisodeRunner, ui_hash
-from navrl.tasks.expert import Memory
-from navrl.tasks.spec import make_task
+from navrl.worlds.phone.expert import Memory
+from navrl.worlds.phone.task import make_task
 from conftest import KEY_ENV, FakeChatServer, reply, request_images, request_text, status
 
 

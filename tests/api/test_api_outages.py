@@ -12,12 +12,12 @@ import pytest
 from navrl.agent.api_planner import APIPlanner, APIPlannerConfig
 from navrl.agent.grounders.accessibility import AccessibilityGrounder
 from navrl.api import APIConfig, APIUnavailable, ChatClient
-from navrl.device.phone import PerturbConfig
+from navrl.worlds.phone.sim import PerturbConfig
 from navrl.judge.base import JudgeUnavailable
 from navrl.judge.llm import LLMStepJudge
-from navrl.judge.oracle import OracleJudge
+from navrl.worlds.phone.judges import OracleJudge
 from navrl.rollout.runner import EpisodeRunner
-from navrl.tasks.spec import make_task
+from navrl.worlds.phone.task import make_task
 from conftest import KEY_ENV, SECRET, raw, reply, status
 
 MSG = [{"role": "user", "content": "hello"}]

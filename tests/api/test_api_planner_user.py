@@ -10,11 +10,11 @@ from navrl.agent.planner import PlannerContext
 from navrl.agent.prompt import SYSTEM
 from navrl.api import APIUnavailable, PriceTable
 from navrl.device.base import DeviceError
-from navrl.device.phone import PerturbConfig
-from navrl.judge.oracle import OracleJudge
+from navrl.worlds.phone.sim import PerturbConfig
+from navrl.worlds.phone.judges import OracleJudge
 from navrl.rollout.runner import EpisodeRunner
 from navrl.tasks.llm_user import LLMUser
-from navrl.tasks.spec import make_task
+from navrl.worlds.phone.task import make_task
 from navrl.tasks.user import UNKNOWN
 from conftest import KEY_ENV, reply, request_images, request_text, status
 

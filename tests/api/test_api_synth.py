@@ -11,8 +11,8 @@ from navrl.agent.planner import RandomPlanner
 from navrl.cli.main import main
 from navrl.judge.llm import llm_judges
 from navrl.rollout.runner import EpisodeRunner
-from navrl.tasks.spec import TaskError
-from navrl.tasks.synth import (SynthError, SynthTask, SynthTaskSpec, apply_decisions, load_suite, parse_ids,
+from navrl.worlds.phone.task import TaskError
+from navrl.worlds.phone.synth import (SynthError, SynthTask, SynthTaskSpec, apply_decisions, load_suite, parse_ids,
                                read_review, synthesize, write_review)
 from conftest import KEY_ENV, reply, request_text, status
 

@@ -101,8 +101,8 @@ def test_judge_llm_without_an_endpoint_is_one_line_and_exit_2(sft_path, tmp_path
 
 @pytest.mark.parametrize("argv, words", [
     (["--judge", "oracle", "--suite", "miniwob"], "phone-world suite"),
-    (["--judge", "page"], "--suite miniwob"),
-    (["--devices", "browser"], "web suites"),
+    (["--judge", "page"], "--judge page scores miniwob, web:PATH.yaml, not --suite train"),
+    (["--devices", "browser"], "--devices browser runs miniwob, web:PATH.yaml, not --suite train"),
     (["--suite", "nowhere"], "unknown --suite"),
     (["--suite", "web:/no/such.yaml"], "no such file"),
     (["--tasks", "click-test"], "--suite miniwob"),

@@ -290,9 +290,9 @@ def test_start_url_must_be_inside_the_allowed_origins():
 # ------------------------------------------------------------------ failures
 def test_a_hung_page_raises_device_error_and_the_runner_masks_it(host, site):
     from navrl.agent.grounders.accessibility import AccessibilityGrounder
-    from navrl.judge.web import web_judges
+    from navrl.worlds.web.judges import web_judges
     from navrl.rollout.runner import EpisodeRunner
-    from navrl.tasks.web import WebTaskSpec
+    from navrl.worlds.web.tasks import WebTaskSpec
 
     app = WebApp("hang", site.url("hang.html"), success_js="false")
     d = BrowserDevice(app, host=host, timeout_s=2.0, screenshots="off")
@@ -330,7 +330,7 @@ def test_navigation_timeout_raises_device_error(host, silent_server):
 def test_a_pool_relaunches_a_crashed_browser_and_carries_on(site):
     from navrl.device.browser import BrowserBackend
     from navrl.device.pool import DevicePool, PoolConfig
-    from navrl.tasks.web import WebTaskSpec
+    from navrl.worlds.web.tasks import WebTaskSpec
 
     app = WebApp("test", site.url("index.html"), success_js="document.getElementById('status').textContent === 'tapped'")
     task = WebTaskSpec(id="t:crash", suite="t", template="index", seed=0, app=app, instruction="Tap it", judge="check")

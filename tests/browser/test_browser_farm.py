@@ -10,7 +10,7 @@ import pytest
 
 try:
     from navrl.device.browser import browser_ready
-    from navrl.tasks.web import miniwob_available
+    from navrl.worlds.web.tasks import miniwob_available
     _why = browser_ready() or miniwob_available()
 except Exception as e:  # noqa: BLE001 - reported as the skip reason
     _why = str(e)
@@ -41,7 +41,7 @@ def farm():
 
 def test_a_closed_farm_leaves_no_renderer_process(farm):
     from navrl.device.browser.chromium import renderer_processes
-    from navrl.tasks.web import miniwob_task
+    from navrl.worlds.web.tasks import miniwob_task
     before = set(renderer_processes())
     tasks = [miniwob_task(n, 7, phone="160x210@1") for n in ("click-test", "click-button", "enter-text")]
     devs = farm.lease_batch(tasks)
@@ -66,7 +66,7 @@ def _cpu_ticks(pid: int) -> int:
 def test_a_page_that_hangs_is_closed_with_its_renderer(farm):
     from navrl.device.base import DeviceError
     from navrl.device.browser.chromium import renderer_processes
-    from navrl.tasks.web import miniwob_task
+    from navrl.worlds.web.tasks import miniwob_task
     before = set(renderer_processes())
     a, b = farm.lease_batch([miniwob_task("click-test", 1, phone="160x210@1"),
                              miniwob_task("click-button", 2, phone="160x210@1")])
@@ -94,7 +94,7 @@ def test_a_page_that_hangs_is_closed_with_its_renderer(farm):
 def test_thumb_screenshots_hash_like_full_ones_at_a_fraction_of_the_pixels():
     from navrl.device.browser.device import THUMB_WIDTH, BrowserDevice
     from navrl.imaging import phash64
-    from navrl.tasks.web import miniwob_task
+    from navrl.worlds.web.tasks import miniwob_task
     snap = miniwob_task("click-checkboxes", 3).web_snapshot()          # the iphone screen
     full, thumb = BrowserDevice(screenshots="eager"), BrowserDevice(screenshots="thumb")
     try:

@@ -9,7 +9,8 @@ from navrl.device.browser import browser_ready
 
 _why = browser_ready()
 if _why is None:
-    from navrl.tasks.web import miniwob_available
+    from navrl.worlds.web.tasks import miniwob_available
+    from navrl.agent.planner import ExpertPlanner
     _why = miniwob_available()
 pytestmark = pytest.mark.skipif(_why is not None, reason=f"MiniWoB browser tests need: {_why}")
 
@@ -17,7 +18,7 @@ from navrl.actions import Action  # noqa: E402
 from navrl.agent.grounders.accessibility import AccessibilityGrounder  # noqa: E402
 from navrl.judge.verdicts import StepVerdict, TerminalVerdict  # noqa: E402
 from navrl.rollout.runner import EpisodeRunner  # noqa: E402
-from navrl.tasks.web import MINIWOB_SCRIPTS, MINIWOB_TASKS, ScriptedWebPlanner, miniwob_task, miniwob_tasks  # noqa: E402
+from navrl.worlds.web.tasks import MINIWOB_SCRIPTS, MINIWOB_TASKS, miniwob_task, miniwob_tasks  # noqa: E402
 
 SEEDS = 20
 POOL = 4
@@ -33,9 +34,9 @@ def pool(host):
 
 
 def runner():
-    from navrl.judge.web import web_judges
+    from navrl.worlds.web.judges import web_judges
     sj, aj, tj = web_judges()
-    return EpisodeRunner(ScriptedWebPlanner(), AccessibilityGrounder(), sj, aj, tj)
+    return EpisodeRunner(ExpertPlanner(), AccessibilityGrounder(), sj, aj, tj)
 
 
 def test_the_suite_has_at_least_ten_scripted_tasks():
@@ -83,7 +84,7 @@ def test_goal_is_the_pages_utterance_and_the_page_timer_is_off(host):
 def test_a_pool_episode_reads_its_goal_off_its_own_page(pool):
     """The task's goal comes from the episode's first observation: no second start of the same
     instance on a tab of the goal resolver's own."""
-    from navrl.tasks import web
+    from navrl.worlds.web import tasks as web
     tasks = [miniwob_task("enter-password", seed) for seed in range(900, 900 + POOL)]
     tabs = dict(web._resolver.devices)
     trajs = runner().run(tasks, devices=pool)
@@ -144,8 +145,8 @@ def test_page_judges_overcomplete_false_claims_and_the_result_is_latched(host):
     from navrl.device.browser import BrowserDevice
     from navrl.judge.base import StepContext, TerminalContext
     from navrl.judge.verdicts import EndReason
-    from navrl.judge.web import PageStepJudge, PageTerminalJudge
-    from navrl.tasks.expert import Memory
+    from navrl.worlds.web.judges import PageStepJudge, PageTerminalJudge
+    from navrl.worlds.phone.expert import Memory
 
     g = AccessibilityGrounder()
     t = miniwob_task("click-button", 5)

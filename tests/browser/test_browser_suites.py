@@ -9,8 +9,8 @@ import pytest
 from navrl.device.browser import browser_ready
 from navrl.device.browser.sandbox import OriginPolicy, SandboxError, normalize_origin
 from navrl.device.browser.touch import TOUCH_SLOP, swipe_points
-from navrl.tasks.spec import Family, TaskError
-from navrl.tasks.web import WebSuiteError, load_web_suite
+from navrl.worlds.phone.task import Family, TaskError
+from navrl.worlds.web.tasks import WebSuiteError, load_web_suite
 
 needs_browser = pytest.mark.skipif(browser_ready() is not None,
                                    reason=f"browser tests need Playwright and a Chromium: {browser_ready()}")
@@ -149,7 +149,7 @@ class Scripted:
 
 def _run(task, steps, device):
     from navrl.agent.grounders.accessibility import AccessibilityGrounder
-    from navrl.judge.web import web_judges
+    from navrl.worlds.web.judges import web_judges
     from navrl.rollout.runner import EpisodeRunner
     sj, aj, tj = web_judges()
     return EpisodeRunner(Scripted(steps), AccessibilityGrounder(), sj, aj, tj).run([task], devices=[device])[0]
@@ -179,7 +179,7 @@ def test_a_user_app_suite_runs_and_its_js_check_judges(tmp_path, site, host):
 @needs_browser
 def test_a_success_check_that_throws_is_a_configuration_error(tmp_path, site, host):
     from navrl.device.browser import BrowserDevice
-    from navrl.judge.web import WebCheckError
+    from navrl.worlds.web.judges import WebCheckError
     p = tmp_path / "broken.yaml"
     p.write_text(f"tasks:\n  - start_url: {site.url('index.html')}\n    goal: g\n    success: no_such_function()\n")
     (task,) = load_web_suite(p)

@@ -11,7 +11,7 @@ from navrl.cli.main import main
 from navrl.device.browser import browser_ready
 from navrl.experiments.pipeline import run_sft
 from navrl.rl.presets import get_preset
-from navrl.tasks.web import miniwob_available
+from navrl.worlds.web.tasks import miniwob_available
 
 pytestmark = pytest.mark.skipif(browser_ready() is not None or miniwob_available() is not None,
                                 reason=f"needs Chromium and miniwob: {browser_ready() or miniwob_available()}")

@@ -156,7 +156,7 @@ def test_the_table_is_large_enough():
 
 
 def test_fault_rates_are_checked_by_the_library_too():
-    from navrl.device.phone import FaultConfig
+    from navrl.worlds.phone.sim import FaultConfig
     for bad in (dict(device_lost=-0.1), dict(app_never_loads=1.5), dict(device_lost=float("nan")),
                 dict(lose_at_step=-1), dict(device_lost="0.1")):
         with pytest.raises(ValueError):

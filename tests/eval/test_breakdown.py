@@ -2,9 +2,9 @@
 its template was trained on or held out."""
 from __future__ import annotations
 
-from navrl.eval.breakdown import breakdown_markdown, template_kind
+from navrl.worlds.phone.breakdown import breakdown_markdown, template_kind
 from navrl.rollout.records import Trajectory
-from navrl.tasks.spec import make_task
+from navrl.worlds.phone.task import make_task
 
 
 def _t(name: str, seed: int, ok: bool) -> Trajectory:

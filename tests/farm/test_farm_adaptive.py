@@ -283,9 +283,9 @@ def test_a_runner_on_an_adaptive_farm_below_its_size_finishes_every_episode():
     from navrl.agent.planner import ExpertPlanner
     from navrl.device.latency import LatencyBackend
     from navrl.device.pool import PhoneWorldBackend
-    from navrl.judge.oracle import OracleJudge
+    from navrl.worlds.phone.judges import OracleJudge
     from navrl.rollout.runner import EpisodeRunner
-    from navrl.tasks.suites import suite_tasks
+    from navrl.worlds.phone.suites import suite_tasks
     j = OracleJudge()
     runner = EpisodeRunner(ExpertPlanner(), AccessibilityGrounder(), j, j, j)
     tasks = suite_tasks("train", 12)

@@ -17,10 +17,10 @@ from navrl.agent.planner import ExpertPlanner
 from navrl.device.base import ActResult, Device, Health
 from navrl.device.latency import AsyncLatencyDevice, LatencyBackend, LatencyConfig, LatencyDevice
 from navrl.device.pool import DeviceBackend, DevicePool, PhoneWorldBackend, PoolConfig, step_devices
-from navrl.judge.oracle import OracleJudge
+from navrl.worlds.phone.judges import OracleJudge
 from navrl.observation import Observation, UINode
 from navrl.rollout.runner import EpisodeRunner, RunnerConfig
-from navrl.tasks.suites import suite_tasks
+from navrl.worlds.phone.suites import suite_tasks
 
 
 def outcome(tr) -> tuple:

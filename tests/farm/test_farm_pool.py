@@ -12,13 +12,13 @@ from navrl.actions import Action
 from navrl.agent.grounders.accessibility import AccessibilityGrounder
 from navrl.agent.planner import ExpertPlanner, RandomPlanner
 from navrl.device.base import ActResult, Device, DeviceError, Health
-from navrl.device.phone import FaultConfig
+from navrl.worlds.phone.sim import FaultConfig
 from navrl.device.pool import (DeviceBackend, DeviceFarm, DevicePool, DeviceTimeout, FailedDevice, LeaseFailed,
                                PhoneWorldBackend, PoolConfig, PoolExhausted, step_devices)
-from navrl.judge.oracle import OracleJudge
+from navrl.worlds.phone.judges import OracleJudge
 from navrl.observation import Observation, UINode
 from navrl.rollout.runner import EpisodeRunner
-from navrl.tasks.suites import suite_tasks
+from navrl.worlds.phone.suites import suite_tasks
 
 
 def outcome(tr) -> tuple:

@@ -10,11 +10,11 @@ import pytest
 from navrl.agent.grounders.accessibility import AccessibilityGrounder
 from navrl.agent.planner import ExpertPlanner
 from navrl.device.base import DeviceError
-from navrl.device.phone import FaultConfig
+from navrl.worlds.phone.sim import FaultConfig
 from navrl.device.pool import DevicePool
-from navrl.judge.oracle import OracleJudge
+from navrl.worlds.phone.judges import OracleJudge
 from navrl.rollout.runner import EpisodeRunner, RunnerConfig
-from navrl.tasks.suites import suite_tasks
+from navrl.worlds.phone.suites import suite_tasks
 
 ray = pytest.importorskip("ray")
 
@@ -174,7 +174,7 @@ def test_host_process_dying_mid_batch_masks_its_in_flight_episodes(farm, in_proc
 
 def test_latency_wrapped_hosts_give_the_in_process_outcomes_and_cut_stragglers(local_ray, in_process):
     from navrl.device.latency import LatencyBackend, LatencyConfig
-    from navrl.device.phone_backend import PhoneWorldBackend
+    from navrl.device.inprocess import PhoneWorldBackend
     lat = LatencyConfig(act_s=0.05, reset_s=0.05, dist="exponential", seed=3)
     f = RayFarm(FarmConfig(hosts=2, devices_per_host=8, num_cpus_per_host=0.25,
                            backend=LatencyBackend(PhoneWorldBackend(), lat)))

@@ -12,7 +12,7 @@ from navrl.api.testing import FakeChatServer, reply
 from navrl.cli.main import main
 from navrl.experiments.pipeline import run_sft
 from navrl.rl.presets import get_preset
-from navrl.tasks.synth import SUITE_FORMAT, SUITE_VERSION
+from navrl.worlds.phone.synth import SUITE_FORMAT, SUITE_VERSION
 from test_farm_android import FIX, FakeAdb
 
 torch.set_num_threads(1)

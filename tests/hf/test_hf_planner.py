@@ -24,7 +24,7 @@ from navrl.observation import Observation  # noqa: E402
 from navrl.rl.config import TrainConfig  # noqa: E402
 from navrl.rl.sft import SFTConfig, collect_demonstrations, demo_loss, train_sft  # noqa: E402
 from navrl.rl.trainer import Trainer  # noqa: E402
-from navrl.tasks.suites import suite_tasks  # noqa: E402
+from navrl.worlds.phone.suites import suite_tasks  # noqa: E402
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -12,11 +12,11 @@ from navrl.agent.planner import ExpertPlanner, Planner
 from navrl.planning import PlannerOutput
 from navrl.rl.config import ConfigError, TrainConfig
 from navrl.rl.trainer import Trainer
-from navrl.tasks.expert import expert_length as _expert_length
+from navrl.worlds.phone.expert import expert_length as _expert_length
 from navrl.rollout.runner import EpisodeRunner
 from navrl.agent.grounders.accessibility import AccessibilityGrounder
-from navrl.judge.oracle import OracleJudge
-from navrl.tasks.spec import make_task
+from navrl.worlds.phone.judges import OracleJudge
+from navrl.worlds.phone.task import make_task
 
 
 class _Marked(Planner):

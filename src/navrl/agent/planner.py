@@ -8,16 +8,15 @@ from dataclasses import dataclass, field
 from navrl.observation import Observation
 # PlannerOutput's home is navrl.planning (the task layer's scripted planners build it too);
 # imported here so that navrl.agent.planner.PlannerOutput keeps working
-from navrl.planning import Memory, PlannerOutput
-from navrl.tasks.expert import expert_step
-from navrl.tasks.spec import TaskSpec
+from navrl.planning import Memory, PlannerOutput  # noqa: F401  (Memory re-exported)
+from navrl.tasks.task import Task
 
 
 @dataclass
 class PlannerContext:
     """Everything the planner may read at one step (DESIGN.md §3)."""
 
-    task: TaskSpec
+    task: Task
     obs: Observation
     history: list[tuple[str, str]] = field(default_factory=list)   # (reasoning, step) of earlier steps
     remaining: str = ""                                             # the remaining plan written last step
@@ -36,18 +35,14 @@ class Planner(abc.ABC):
 
 
 class ExpertPlanner(Planner):
-    """The phone world's scripted expert, speaking the planner protocol (privileged: reads the device)."""
+    """Each task's own expert speaking the planner protocol (:meth:`navrl.tasks.task.Task.expert_step`):
+    the phone world's scripted expert (privileged: reads the device), MiniWoB++'s scripted
+    solutions (read the observation). A task without one raises :class:`navrl.tasks.task.NoExpert`."""
 
     name = "expert"
 
     def plan(self, contexts: list[PlannerContext]) -> list[PlannerOutput]:
-        out = []
-        for c in contexts:
-            if c.device is None:
-                raise ValueError("the expert planner needs the phone-world device in the context")
-            s = expert_step(c.task, c.device, Memory(list(c.answers)))
-            out.append(PlannerOutput(s.text()))
-        return out
+        return [PlannerOutput(c.task.expert_step(c.obs, c.device, list(c.answers))) for c in contexts]
 
 
 class RandomPlanner(Planner):

@@ -25,8 +25,8 @@ def run(args) -> int:
     if args.expert_only:
         from navrl.agent.planner import ExpertPlanner
         from navrl.cli.cmd_play import play_episode
-        from navrl.tasks.spec import make_task
-        path = play_episode(make_task("shop_checkout", 3, suite="demo"), ExpertPlanner(), out)
+        from navrl.tasks.registry import get_suite
+        path = play_episode(get_suite("train").task_from_name("shop_checkout", 3), ExpertPlanner(), out)
         print(f"filmstrip: {path.resolve()}")
         return 0
     from navrl.cli.cmd_sft import make_teacher, sft_with_progress
@@ -83,7 +83,8 @@ def run(args) -> int:
                       "gain_ci_points": [100 * lo, 100 * hi]}
     summary["minutes"] = (time.perf_counter() - t_start) / 60
     atomic_write_text(trainer.run_dir / "summary.json", json.dumps(summary, indent=2))
-    from navrl.eval.breakdown import breakdown_markdown
+    from navrl.tasks.registry import get_world
+    breakdown_markdown = get_world("phone").hook("breakdown")
     atomic_write_text(trainer.run_dir / "breakdown.md", "".join(
         breakdown_markdown(before[s].trajectories, after[s].trajectories, s) for s in suites))
     report = build_report(trainer.run_dir)

@@ -11,7 +11,7 @@ from navrl.cli.parts import add_part_arguments, choose, close_farm, device_farm,
 def register(sub) -> None:
     e = sub.add_parser("eval", help="evaluate an agent on a suite")
     e.add_argument("--agent", default="expert", choices=AGENTS,
-                   help="expert (the phone world's experts; scripted solutions on miniwob), random or api")
+                   help="expert (each task's own: the phone world's experts, MiniWoB++'s scripted solutions), random or api")
     e.add_argument("--policy", default=None, metavar="CHECKPOINT",
                    help="evaluate a trained planner instead of --agent: sft.pt, a trainer checkpoint or a run "
                         "directory (pointer, tiny text or Hugging Face planner); decodes greedily")
@@ -38,9 +38,6 @@ def run(args) -> int:
     suite, judge, devices = choose(args)
     if args.policy:
         planner = _policy(args.policy)
-    elif suite.web and args.agent == "expert":
-        from navrl.tasks.web import ScriptedWebPlanner
-        planner = ScriptedWebPlanner()
     else:
         planner = make_planner(args.agent, args.seed)
     tasks = eval_tasks(suite, args, args.episodes, args.seed)

@@ -49,7 +49,9 @@ def run(args) -> int:
 
 
 def run_miniwob(args) -> int:
-    from navrl.cli.parts import need_browser
     from navrl.experiments.miniwob import MiniWoBConfig, run_miniwob as run_it
-    need_browser()
+    from navrl.tasks.registry import get_suite
+    why = get_suite("miniwob").available()
+    if why:
+        raise CLIError(f"navrl experiment miniwob needs the browser device: {why}")
     return _experiment(args, "miniwob", MiniWoBConfig.load, run_it)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from navrl.cli.common import AGENTS, FAULTS_HELP, make_planner, parse_faults, prepare_out_dir, task_from_args
+from navrl.cli.common import AGENTS, FAULTS_HELP, make_planner, prepare_out_dir, task_from_args
 from navrl.report.filmstrip import trajectory_filmstrip
 
 
@@ -14,8 +14,9 @@ PLAY_FILES = ("trajectories.jsonl", "frames", "filmstrip.png")
 def register(sub) -> None:
     pl = sub.add_parser("play", help="run one task with an agent; save frames and a filmstrip")
     g = pl.add_mutually_exclusive_group()
-    g.add_argument("--task", help="TEMPLATE[:SEED] (see `navrl tasks`)")
-    g.add_argument("--suite", default="test-ios", help="take instance --index of this suite")
+    g.add_argument("--task", help="TEMPLATE[:SEED] of the phone world (see `navrl tasks`)")
+    from navrl.cli.parts import add_suite_arguments
+    add_suite_arguments(pl, "test-ios", "take instance --index of this suite", group=g)
     pl.add_argument("--index", type=int, default=0, help="instance index within --suite")
     pl.add_argument("--agent", default="expert", choices=AGENTS)
     pl.add_argument("--skin", choices=["ios", "android"])
@@ -32,12 +33,13 @@ def play_episode(task, planner, out: Path, quiet: bool = False) -> Path:
     """Run one episode, save frames, trajectory and a filmstrip; return the filmstrip path."""
     from navrl.agent.grounders.accessibility import AccessibilityGrounder
     from navrl.fileio import save_image
-    from navrl.judge.oracle import OracleJudge
+    from navrl.judge.sets import make_judges
     from navrl.rollout.runner import EpisodeRunner, RunnerConfig
     from navrl.rollout.storage import save_trajectories
-    judge = OracleJudge()
-    runner = EpisodeRunner(planner, AccessibilityGrounder(), judge, judge, judge,
-                           config=RunnerConfig(record_frames=True))
+    from navrl.tasks.registry import get_suite, suites
+    s = get_suite(task.suite) if task.suite in suites() else get_suite("train")
+    judges = make_judges(s.default_judge(s.devices[0]))
+    runner = EpisodeRunner(planner, AccessibilityGrounder(), *judges[:3], config=RunnerConfig(record_frames=True))
     tr = runner.run([task])[0]
     save_trajectories([tr], out)
     title = f"[{planner.name}] {task.goal}  -  {tr.terminal_verdict}, return {tr.total_reward:+.2f}"
@@ -53,9 +55,6 @@ def play_episode(task, planner, out: Path, quiet: bool = False) -> Path:
 
 def run(args) -> int:
     task = task_from_args(args)
-    faults = parse_faults(args.faults)
-    if faults is not None:
-        task = task.with_(faults=faults)
     planner = make_planner(args.agent, args.seed)
     out = prepare_out_dir(args.out, overwrite=args.overwrite, replace_own=PLAY_FILES)
     path = play_episode(task, planner, out)

@@ -1,5 +1,5 @@
-"""``navrl sft``: reasoning synthesis + supervised warm start of the planner, from the phone
-world's expert or MiniWoB++'s scripted solutions (``--suite miniwob``)."""
+"""``navrl sft``: reasoning synthesis + supervised warm start of the planner, from a suite's
+experts: the phone world's expert (``train``) or MiniWoB++'s scripted solutions (``--suite miniwob``)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -15,15 +15,11 @@ def register(sub) -> None:
     s.add_argument("--seed", type=int, default=0)
     s.add_argument("--teacher", choices=["templates", "llm"], default="templates",
                    help="who writes reasoning and remaining plans (llm: NAVRL_API_* endpoint)")
-    s.add_argument("--suite", default="train", choices=["train", "miniwob"],
-                   help="train: the phone world's expert on clean single-app tasks; miniwob: MiniWoB++'s scripted "
-                        "solutions in Chromium (successful episodes only)")
-    s.add_argument("--tasks", default=None, metavar="A,B,...",
-                   help="with --suite miniwob: which tasks (those with a scripted solution; default all of them)")
-    s.add_argument("--batch", type=int, default=8, help="with --suite miniwob: browser pages side by side")
-    s.add_argument("--phone", default="iphone", metavar="PHONE",
-                   help="with --suite miniwob: the screen (iphone, pixel, or WxH@scale: 160x210@1 is MiniWoB's own "
-                        "frame); default iphone")
+    from navrl.cli.parts import add_suite_arguments
+    add_suite_arguments(s, "train", "whose expert demonstrates (train: the phone world's expert on clean single-app "
+                                    "tasks; miniwob: MiniWoB++'s scripted solutions in Chromium, successful episodes "
+                                    "only)")
+    s.add_argument("--batch", type=int, default=8, help="for suites on a device farm (miniwob): devices side by side")
     s.set_defaults(fn=run)
 
 
@@ -49,29 +45,39 @@ def sft_with_progress(preset, out: Path, teacher, seed: int, collect=None):
         return run_sft(preset, out, teacher, seed, prog, collect=collect)
 
 
-def miniwob_collector(names: list[str], n_tasks: int, seed: int, batch: int, phone: str = "iphone"):
-    """Demonstrations from MiniWoB++'s scripted solutions on fresh instances, in a browser pool
-    judged by the page (only the episodes the page calls a success are kept)."""
+def suite_collector(suite, n_tasks: int, seed: int, batch: int):
+    """Demonstrations from a suite's own experts (``Task.expert_step``) on fresh instances, on
+    the suite's default devices (a browser pool for MiniWoB++), judged by its default judges:
+    only the episodes they call a success are kept. ``suite``: a :class:`navrl.cli.parts.SuiteChoice`."""
+    from dataclasses import replace
+
+    from navrl.agent.planner import ExpertPlanner
     from navrl.cli.parts import close_farm, device_farm
     from navrl.judge.sets import make_judges
     from navrl.rl.sft import collect_demonstrations
-    from navrl.tasks.web import MINIWOB_SCRIPTS, ScriptedWebPlanner, miniwob_tasks
-    names = names or list(MINIWOB_SCRIPTS)
-    bad = [x for x in names if x not in MINIWOB_SCRIPTS]
+    from navrl.tasks.task import TaskError
+    s, opts = suite.suite, suite.options
+    scripted = s.expert_names()
+    names = list(opts.names) or (list(scripted) if scripted is not None else [])
+    bad = [x for x in names if scripted is not None and x not in scripted]
     if bad:
         raise CLIError(f"--tasks: {bad[0]} has no scripted solution to learn from (scripted: "
-                       f"{', '.join(MINIWOB_SCRIPTS)})")
+                       f"{', '.join(scripted or ())})")
     if batch <= 0:
         raise CLIError("--batch must be positive")
-    tasks = miniwob_tasks(n_tasks, seed=seed, names=names, phone=phone)
+    try:
+        tasks = s.tasks(n_tasks, seed, replace(opts, names=tuple(names)))
+    except TaskError as e:
+        raise CLIError(str(e)) from None
+    devices = s.devices[0]
 
     def collect(policy, teacher):
-        farm = device_farm("browser", _NoRay(), min(batch, len(tasks)))
+        farm = device_farm(devices, _NoRay(), min(batch, len(tasks)))
         try:
             demos = []
             for i in range(0, len(tasks), batch):
-                demos += collect_demonstrations(policy, 0, teacher, tasks=tasks[i:i + batch], expert=ScriptedWebPlanner(),
-                                                judges=make_judges("page"), devices=farm)
+                demos += collect_demonstrations(policy, 0, teacher, tasks=tasks[i:i + batch], expert=ExpertPlanner(),
+                                                judges=make_judges(s.default_judge(devices)), devices=farm)
             return demos
         finally:
             close_farm(farm)
@@ -92,14 +98,12 @@ def run(args) -> int:
     except ConfigError as e:
         raise CLIError(str(e)) from None
     teacher = make_teacher(args.teacher)
+    from navrl.cli.parts import need_available, parse_suite
+    suite = parse_suite(args)
+    need_available(suite)
     collect = None
-    if args.suite == "miniwob":
-        from navrl.cli.parts import miniwob_phone, need_browser, split_names
-        need_browser()
-        collect = miniwob_collector(split_names(args.tasks), preset.sft.n_tasks, args.seed, args.batch,
-                                    miniwob_phone(args))
-    elif args.tasks:
-        raise CLIError("--tasks chooses MiniWoB++ tasks: use it with --suite miniwob")
+    if args.suite != "train":   # the default path: the phone world's clean single-app train tasks
+        collect = suite_collector(suite, preset.sft.n_tasks, args.seed, args.batch)
     out = prepare_out_dir(args.out, overwrite=args.overwrite)
     try:
         policy, res = sft_with_progress(preset, out, teacher, args.seed, collect)

@@ -47,7 +47,8 @@ def register(sub) -> None:
 
 def run_generate(args) -> int:
     from navrl.api import APIConfig, APIError, ChatClient
-    from navrl.tasks.synth import SynthError, synthesize, write_review
+    synth = _synth()
+    SynthError, synthesize, write_review = synth.SynthError, synth.synthesize, synth.write_review
     out = Path(args.out)
     if out.exists() and not args.force:
         raise CLIError(f"{out} exists (it may hold reviews): use --force to overwrite")
@@ -76,7 +77,9 @@ def run_generate(args) -> int:
 
 
 def run_review(args) -> int:
-    from navrl.tasks.synth import SynthError, apply_decisions, parse_ids, read_review, write_review
+    synth = _synth()
+    SynthError, apply_decisions, parse_ids = synth.SynthError, synth.apply_decisions, synth.parse_ids
+    read_review, write_review = synth.read_review, synth.write_review
     try:
         tasks = read_review(args.file)
         accept = parse_ids(args.accept) if args.accept else set()
@@ -125,7 +128,8 @@ def _summary(tasks, what: str) -> None:
 
 
 def run_export(args) -> int:
-    from navrl.tasks.synth import SynthError, export_suite
+    synth = _synth()
+    SynthError, export_suite = synth.SynthError, synth.export_suite
     if Path(args.out).resolve() == Path(args.file).resolve():
         raise CLIError("--out must not be the review file")
     try:
@@ -134,3 +138,9 @@ def run_export(args) -> int:
         raise CLIError(str(e)) from None
     print(f"{n} accepted tasks -> {args.out}")
     return 0
+
+
+def _synth():
+    """The phone world's task synthesiser (its ``synth`` hook: the module)."""
+    from navrl.tasks.registry import get_world
+    return get_world("phone").hook("synth")()

@@ -1,11 +1,11 @@
-"""``navrl tasks``: list suites and task templates."""
+"""``navrl tasks``: the registered suites, and the templates (task families) of one."""
 from __future__ import annotations
 
 
 def register(sub) -> None:
     t = sub.add_parser("tasks", help="list suites and task templates")
-    t.add_argument("--suite", choices=["train", "test-ios", "test-android", "test-unseen", "miniwob"],
-                   help="only the templates of this suite")
+    from navrl.cli.parts import add_suite_arguments
+    add_suite_arguments(t, None, "only the templates of this suite")
     t.set_defaults(fn=run)
 
 
@@ -13,40 +13,29 @@ def run(args) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    from navrl.tasks.spec import make_task, templates
-    from navrl.tasks.suites import SUITES, suite_templates
+    from navrl.cli.common import CLIError
+    from navrl.tasks.registry import get_suite, suite_names, suites
     con = Console()
-    if args.suite == "miniwob":
-        return _miniwob(con)
+    if args.suite:
+        try:
+            rows = get_suite(args.suite).describe()
+        except ValueError as e:
+            raise CLIError(f"--suite: {e}") from None
+        s = get_suite(args.suite)
+        tt = Table(title=f"{args.suite}: {s.summary} ({len(rows)} templates)")
+        for c in rows[0] if rows else ("template",):
+            tt.add_column(c, overflow="fold")
+        for r in rows:
+            tt.add_row(*r.values())
+        con.print(tt)
+        return 0
     tab = Table(title="Suites")
-    for c in ("suite", "skin", "layout", "templates", "description"):
-        tab.add_column(c)
-    for s in SUITES.values():
-        tab.add_row(s.name, s.skin, s.layout, str(len({t.name for t in suite_templates(s.name)})), s.description)
-    from navrl.tasks.web import MINIWOB_TASKS
-    tab.add_row("miniwob", "web", "iphone", str(len(MINIWOB_TASKS)),
-                "MiniWoB++ pages on the Chromium device (navrl[browser]); navrl tasks --suite miniwob")
+    for c in ("suite", "world", "templates", "devices", "judges", "description"):
+        tab.add_column(c, overflow="fold")
+    for name, s in suites().items():
+        tab.add_row(name, s.world, str(len(s.describe())), ", ".join(s.devices), ", ".join(s.judges), s.summary)
+    families = [n for n in suite_names() if ":" in n]
     con.print(tab)
-    keep = {t.name for t in suite_templates(args.suite)} if args.suite else None
-    tt = Table(title=f"Templates ({len(templates())})")
-    for c in ("template", "family", "apps", "held out", "example goal"):
-        tt.add_column(c)
-    for name, t in sorted(templates().items()):
-        if keep is not None and name not in keep:
-            continue
-        tt.add_row(name, t.family.value, ", ".join(t.apps), "yes" if t.heldout else "", make_task(name, 0).goal)
-    con.print(tt)
-    return 0
-
-
-def _miniwob(con) -> int:
-    from rich.table import Table
-
-    from navrl.tasks.web import MINIWOB_SCRIPTS, MINIWOB_TASKS
-    tt = Table(title=f"miniwob: MiniWoB++ tasks ({len(MINIWOB_TASKS)}), goals stated by each page per seed")
-    for c in ("task", "max steps", "scripted", "what"):
-        tt.add_column(c)
-    for name, t in MINIWOB_TASKS.items():
-        tt.add_row(name, str(t.max_steps), "yes" if name in MINIWOB_SCRIPTS else "", t.description)
-    con.print(tt)
+    if families:
+        con.print(f"also: {', '.join(families)}; `navrl tasks --suite SUITE` lists a suite's templates")
     return 0

@@ -185,9 +185,8 @@ class _Parts:
 
 def _parts(args, cfg) -> _Parts:
     """The task source, judges and device farm the flags choose (DESIGN.md §6: real parts)."""
-    from navrl.device.phone import PerturbConfig
     suite, judge, devices = choose(args)
-    tasks = task_source(suite, args, perturb=None if cfg.train_perturb else PerturbConfig.off())
+    tasks = task_source(suite, args, perturb=None if cfg.train_perturb else False)
     judges = judge_set(judge, args)
     # the presets' planners read no pixels: GiGPO's perceptual hashes need small images only
     shots = "eager" if judge == "llm" else "thumb" if cfg.estimator_spec.needs_state_hashes else "off"

@@ -10,24 +10,38 @@ class CLIError(Exception):
     """Bad arguments or files: reported as one line, exit code 2."""
 
 
-def task_from_args(args):
-    """A TaskSpec from ``--task TEMPLATE[:SEED]`` or ``--suite S --index N`` (+ ``--skin``, ``--no-perturb``)."""
-    from navrl.device.phone import PerturbConfig
-    from navrl.tasks.spec import TaskError, make_task
-    from navrl.tasks.suites import suite_tasks
-    perturb = PerturbConfig.off() if getattr(args, "no_perturb", False) else None
+def task_from_args(args, suite=None):
+    """One task from ``--task TEMPLATE[:SEED]`` (of ``suite``, default ``train``) or ``--suite S
+    --index N`` (+ ``--skin``, ``--no-perturb``, ``--faults``), through the suite registry."""
+    from navrl.tasks.registry import SuiteOptions, get_suite
+    from navrl.tasks.task import TaskError
     try:
+        s = suite or get_suite("train" if args.task else args.suite)
+        faults = parse_faults(args.faults, s.faults) if getattr(args, "faults", None) else None
+        if faults is not None and not s.faults:
+            raise CLIError(f"--suite {s.name} takes no --faults")
+        phone = None
+        if "phone" in s.option_names:
+            from navrl.cli.parts import miniwob_phone
+            phone = miniwob_phone(args)
+        opts = SuiteOptions(perturb=False if getattr(args, "no_perturb", False) else None, faults=faults, phone=phone)
         if args.task:
             name, _, seed = args.task.partition(":")
             try:
                 seed_i = int(seed) if seed else 0
             except ValueError:
                 raise CLIError(f"bad seed in --task {args.task!r}: use TEMPLATE[:SEED]") from None
-            return make_task(name, seed_i, skin=args.skin or "ios", perturb=perturb)
-        if args.index < 0:
-            raise CLIError("--index must be >= 0")
-        t = suite_tasks(args.suite, args.index + 1, perturb=perturb)[args.index]
-        return t if args.skin is None else t.with_(skin=args.skin)
+            t = s.task_from_name(name, seed_i, opts)
+        else:
+            if args.index < 0:
+                raise CLIError("--index must be >= 0")
+            t = s.tasks(args.index + 1, 0, opts)[args.index]
+        if getattr(args, "skin", None) is not None:
+            try:
+                t = t.with_(skin=args.skin)
+            except TypeError:
+                raise CLIError(f"--skin does not apply to --suite {s.name}") from None
+        return t
     except TaskError as e:
         raise CLIError(str(e)) from None
 
@@ -36,7 +50,7 @@ AGENTS = ("expert", "random", "api")
 
 
 def make_planner(name: str, seed: int = 0, **kw):
-    """Planner by name: expert, random, api (OpenAI-compatible endpoint from env/config)."""
+    """Planner by name: expert (each task's own expert), random, api (OpenAI-compatible endpoint from env/config)."""
     from navrl.agent.planner import ExpertPlanner, RandomPlanner
     if name == "expert":
         return ExpertPlanner()
@@ -127,18 +141,12 @@ FAULTS_HELP = ("inject infrastructure faults into the phone world, e.g. device_l
                "(rates in [0, 1]; the episodes they hit are masked, never scored)")
 
 
-def parse_faults(spec: str | None):
-    """``--faults NAME=RATE[,NAME=RATE]`` -> FaultConfig (None when not given), validated with pydantic."""
+def parse_faults(spec: str | None, known: tuple[str, ...] = ("device_lost", "app_never_loads")) -> dict | None:
+    """``--faults NAME=RATE[,NAME=RATE]`` -> {name: rate} (None when not given); names must be
+    among ``known`` (the suite's fault names), rates in [0, 1] (validated with pydantic)."""
     if spec is None:
         return None
-    from pydantic import BaseModel, ConfigDict, Field, ValidationError
-
-    from navrl.device.phone import FaultConfig
-
-    class _Rates(BaseModel):
-        model_config = ConfigDict(extra="forbid", strict=True)
-        device_lost: float = Field(0.0, ge=0.0, le=1.0, allow_inf_nan=False)
-        app_never_loads: float = Field(0.0, ge=0.0, le=1.0, allow_inf_nan=False)
+    from pydantic import TypeAdapter, ValidationError, confloat
 
     raw: dict[str, float] = {}
     for item in spec.split(","):
@@ -149,10 +157,14 @@ def parse_faults(spec: str | None):
             raw[name.strip()] = float(val)
         except ValueError:
             raise CLIError(f"bad --faults rate {val!r} for {name.strip()}: not a number") from None
-    try:
-        r = _Rates(**raw)
-    except ValidationError as e:
-        err = e.errors()[0]
-        where = ".".join(str(x) for x in err["loc"])
-        raise CLIError(f"bad --faults {where}: {err['msg']} (known: device_lost, app_never_loads; rates in [0, 1])") from None
-    return FaultConfig(app_never_loads=r.app_never_loads, device_lost=r.device_lost)
+    rate = TypeAdapter(confloat(ge=0.0, le=1.0, allow_inf_nan=False))
+    for name, value in raw.items():
+        if name not in known:
+            raise CLIError(f"bad --faults {name}: Extra inputs are not permitted (known: {', '.join(known) or 'none'}; "
+                           "rates in [0, 1])")
+        try:
+            rate.validate_python(value)
+        except ValidationError as e:
+            raise CLIError(f"bad --faults {name}: {e.errors()[0]['msg']} (known: {', '.join(known)}; "
+                           "rates in [0, 1])") from None
+    return raw

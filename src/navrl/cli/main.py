@@ -42,7 +42,7 @@ def _input_errors() -> tuple[type[BaseException], ...]:
     from navrl.api.client import APIRequestError
     from navrl.rl.config import ConfigError
     from navrl.rl.metrics import MetricsError
-    from navrl.tasks.spec import TaskError
+    from navrl.tasks.task import TaskError
     errs: list[type[BaseException]] = [CLIError, ConfigError, TaskError, MetricsError, APIRequestError]
     for mod, name in (("navrl.rl.trainer", "CheckpointError"), ("navrl.report.html", "ReportError")):
         m = sys.modules.get(mod)   # only if loaded: importing them pulls in torch / matplotlib

@@ -2,7 +2,9 @@
 
 The trainer and the evaluator take a task source, a judge set and a device farm; this module
 is the one place that turns command-line flags into those parts and refuses the combinations
-that cannot work (one clear line each, exit 2):
+that cannot work (one clear line each, exit 2). Suites come from the suite registry
+(:mod:`navrl.tasks.registry`): each says which devices and judges can run it, so a world's
+new suite appears in every command by registration alone. The built-in ones:
 
 ========================  ===================  ===============  ======================
 ``--suite``               tasks                default judge    default devices
@@ -21,32 +23,38 @@ devices in Ray device-host actors.
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import dataclass, replace
 from typing import Any
 
 from navrl.cli.common import FAULTS_HELP, CLIError, parse_faults
 from navrl.cli.farm_args import add_farm_arguments
 
-PHONE_SUITES = ("train", "test-ios", "test-android", "test-unseen")
 DEVICE_KINDS = ("phone", "browser", "android", "ios")
-JUDGES = ("oracle", "llm", "page")
+
+
+def add_suite_arguments(p: argparse.ArgumentParser, default: str | None = "train", help_: str = "tasks",
+                        group=None) -> None:
+    """``--suite`` (with ``--tasks`` and ``--phone``, the options a suite may read): the one
+    declaration every command uses; choices are whatever the suite registry holds. ``group``:
+    a mutually exclusive group of ``p`` to put ``--suite`` in (``navrl play``: ``--task`` or ``--suite``)."""
+    (group or p).add_argument("--suite", default=default, metavar="SUITE",
+                   help=f"{help_}: a registered suite (`navrl tasks` lists them: the phone world's train, test-ios, "
+                        f"test-android, test-unseen; miniwob; web:PATH.yaml; synth:PATH.json ...)"
+                        + (f"; default {default}" if default else ""))
+    p.add_argument("--tasks", default=None, metavar="A,B,...",
+                   help="a subset of the suite's tasks by name, for suites that take one (miniwob: any page of "
+                        "the installed miniwob package)")
+    p.add_argument("--phone", default=None, metavar="PHONE",
+                   help="for browser suites: the screen (iphone, pixel, or WxH@scale: 160x210@1 is MiniWoB's own "
+                        "frame, as navrl experiment miniwob uses); default iphone")
 
 
 def add_part_arguments(p: argparse.ArgumentParser, default_suite: str = "train") -> None:
     """The part flags on a subcommand's parser (``navrl train``, ``navrl eval``)."""
-    p.add_argument("--suite", default=default_suite, metavar="SUITE",
-                   help=f"tasks: a phone-world suite ({', '.join(PHONE_SUITES)}), miniwob (MiniWoB++ in Chromium), "
-                        f"web:PATH.yaml (a web-app suite) or synth:PATH.json (navrl synth-tasks export); "
-                        f"default {default_suite}")
-    p.add_argument("--tasks", default=None, metavar="A,B,...",
-                   help="with --suite miniwob: which MiniWoB++ tasks (any page of the installed miniwob package)")
-    p.add_argument("--phone", default="iphone", metavar="PHONE",
-                   help="with --suite miniwob: the screen (iphone, pixel, or WxH@scale: 160x210@1 is MiniWoB's own "
-                        "frame, as navrl experiment miniwob uses); default iphone")
-    p.add_argument("--judge", default=None, choices=JUDGES,
+    add_suite_arguments(p, default_suite)
+    p.add_argument("--judge", default=None, metavar="JUDGE",
                    help="oracle (phone world), llm (OpenAI-compatible endpoint from $NAVRL_API_BASE/$NAVRL_API_MODEL, "
-                        "key from $OPENAI_API_KEY) or page (web tasks); default: by suite")
+                        "key from $OPENAI_API_KEY), page (web tasks), or another a world registers; default: by suite")
     p.add_argument("--judge-model", default=None, metavar="MODEL", help="--judge llm: model of the step and ask judges")
     p.add_argument("--terminal-model", default=None, metavar="MODEL",
                    help="--judge llm: a (stronger) model for the terminal judge (default: --judge-model)")
@@ -69,50 +77,55 @@ def add_part_arguments(p: argparse.ArgumentParser, default_suite: str = "train")
 
 @dataclass
 class SuiteChoice:
-    """What ``--suite`` names: its kind (phone, miniwob, web, synth), its argument and name."""
+    """What ``--suite`` (with ``--tasks``, ``--phone``, ``--faults``) names: the registered
+    suite, the options it is asked for, and the spelling given."""
 
-    kind: str
-    arg: str
-    name: str
+    spec: str
+    suite: Any
+    options: Any
+
+    @property
+    def name(self) -> str:
+        return self.suite.name
 
     @property
     def web(self) -> bool:
-        return self.kind in ("miniwob", "web")
+        return self.suite.devices == ("browser",)
 
 
-def parse_suite(spec: str) -> SuiteChoice:
-    if spec in PHONE_SUITES:
-        return SuiteChoice("phone", spec, spec)
-    if spec == "miniwob":
-        return SuiteChoice("miniwob", "", "miniwob")
-    kind, colon, path = spec.partition(":")
-    if colon and kind in ("web", "synth") and path:
-        if not Path(path).is_file():
-            raise CLIError(f"--suite {spec}: no such file {path}")
-        return SuiteChoice(kind, path, Path(path).stem)
-    raise CLIError(f"unknown --suite {spec!r}: use one of {', '.join(PHONE_SUITES)}, miniwob, web:PATH.yaml "
-                   "or synth:PATH.json")
+def parse_suite(args) -> SuiteChoice:
+    """The suite ``--suite`` names, with the options it reads; CLIError for anything else."""
+    from navrl.tasks.registry import SuiteOptions, get_suite, suites_taking
+    from navrl.tasks.task import TaskError
+    try:
+        suite = get_suite(args.suite)
+    except TaskError as e:
+        raise CLIError(str(e)) from None
+    names = tuple(split_names(getattr(args, "tasks", None)))
+    if names and "names" not in suite.option_names:
+        raise CLIError(f"--tasks picks tasks of --suite {suites_taking('option_names', 'names')}, "
+                       f"not --suite {args.suite}")
+    phone = None
+    if "phone" in suite.option_names:
+        phone = miniwob_phone(args)
+    elif getattr(args, "phone", None):
+        raise CLIError(f"--phone sets the screen of --suite {suites_taking('option_names', 'phone')}, "
+                       f"not --suite {args.suite}")
+    faults = parse_faults(getattr(args, "faults", None), suite.faults) if getattr(args, "faults", None) else None
+    return SuiteChoice(args.suite, suite, SuiteOptions(names=names, phone=phone, faults=faults))
 
 
 def choose(args) -> tuple[SuiteChoice, str, str]:
     """(suite, judge, devices) with the defaults filled in and impossible combinations refused."""
-    suite = parse_suite(args.suite)
-    devices = args.devices or ("browser" if suite.web else "phone")
-    judge = args.judge or ("page" if suite.web else "oracle" if suite.kind == "phone" and devices == "phone"
-                           else "llm")
-    if args.tasks and suite.kind != "miniwob":
-        raise CLIError("--tasks chooses MiniWoB++ tasks: use it with --suite miniwob")
-    if suite.web and devices != "browser":
-        raise CLIError(f"--suite {args.suite} is a web suite: it runs on --devices browser")
-    if devices == "browser" and not suite.web:
-        raise CLIError(f"--devices browser runs web suites (miniwob, web:PATH.yaml), not {args.suite}")
-    if judge == "oracle" and (suite.kind != "phone" or devices != "phone"):
-        raise CLIError("--judge oracle replays the phone world's experts: it needs a phone-world suite on "
-                       "--devices phone (use --judge llm, or page for web suites)")
-    if judge == "page" and not suite.web:
-        raise CLIError("--judge page reads the web page's own reward: it needs --suite miniwob or web:PATH.yaml")
-    if args.faults is not None and devices != "phone":
-        raise CLIError("--faults injects faults into the embedded phone world (--devices phone)")
+    sc = parse_suite(args)
+    devices = args.devices or sc.suite.devices[0]
+    judge = args.judge or sc.suite.default_judge(devices)
+    from navrl.judge.sets import judge_kinds
+    if judge not in judge_kinds():
+        raise CLIError(f"unknown --judge {judge!r}: use one of {', '.join(judge_kinds())}")
+    why = sc.suite.check(devices, judge, sc.options)
+    if why:
+        raise CLIError(why)
     if args.ray is not None and devices == "browser":
         raise CLIError("--devices browser runs on the in-process browser pool: the Ray farm's observations do "
                        "not carry the page's reward, which the page judge reads")
@@ -120,21 +133,17 @@ def choose(args) -> tuple[SuiteChoice, str, str]:
         raise CLIError("--hosts must be positive")
     if devices in ("android", "ios") and not args.serials:
         raise CLIError(f"--devices {devices} needs --serials (adb serials or WebDriverAgent URLs)")
-    return suite, judge, devices
+    return sc, judge, devices
 
 
 # ------------------------------------------------------------------------------- tasks
-def task_source(suite: SuiteChoice, args, perturb=None):
-    """The task source online RL draws from (fresh instances each update where it can)."""
-    from navrl.tasks.source import FixedTasks, MiniWoBTasks, PhoneWorldTasks
-    from navrl.tasks.spec import TaskError
+def task_source(suite: SuiteChoice, args, perturb: bool | None = None):
+    """The task source online RL draws from (fresh instances each update where it can);
+    ``perturb=False`` turns the suite's perturbations off."""
+    from navrl.tasks.task import TaskError
+    need_available(suite)
     try:
-        if suite.kind == "phone":
-            return PhoneWorldTasks(suite.arg, perturb=perturb, faults=parse_faults(args.faults))
-        if suite.kind == "miniwob":
-            need_browser()
-            return MiniWoBTasks(split_names(args.tasks), phone=miniwob_phone(args))
-        return FixedTasks(_load_file_suite(suite, args), name=suite.name)
+        return suite.suite.source(replace(suite.options, perturb=perturb))
     except TaskError as e:
         raise CLIError(str(e)) from None
 
@@ -150,41 +159,23 @@ def miniwob_phone(args) -> str:
 
 def eval_tasks(suite: SuiteChoice, args, n: int | None, seed: int) -> list:
     """The fixed, deterministic tasks an evaluation runs (the first ``n`` of the suite)."""
-    from navrl.tasks.spec import TaskError
+    from navrl.tasks.task import TaskError
+    need_available(suite)
     try:
-        if suite.kind == "phone":
-            from navrl.tasks.suites import suite_tasks
-            tasks = suite_tasks(suite.arg, n, seed=seed)
-        elif suite.kind == "miniwob":
-            need_browser()
-            from navrl.tasks.web import miniwob_tasks
-            tasks = miniwob_tasks(n, seed=seed, names=split_names(args.tasks) or None, phone=miniwob_phone(args))
-        else:
-            tasks = _load_file_suite(suite, args)[:n]
+        return suite.suite.tasks(n, seed, suite.options)
     except TaskError as e:
         raise CLIError(str(e)) from None
-    faults = parse_faults(args.faults)
-    return [t.with_(faults=faults) for t in tasks] if faults is not None else tasks
 
 
 def split_names(spec: str | None) -> list[str]:
     return [x.strip() for x in (spec or "").split(",") if x.strip()]
 
 
-def need_browser() -> None:
-    from navrl.device.browser import browser_ready
-    from navrl.tasks.web import miniwob_available
-    why = browser_ready() or miniwob_available()
+def need_available(suite: SuiteChoice) -> None:
+    """CLIError when the suite cannot run on this machine (no Chromium, no miniwob package ...)."""
+    why = suite.suite.available()
     if why:
-        raise CLIError(f"--suite miniwob needs the browser device: {why}")
-
-
-def _load_file_suite(suite: SuiteChoice, args) -> list:
-    if suite.kind == "web":
-        from navrl.tasks.web import load_web_suite
-        return load_web_suite(suite.arg)
-    from navrl.tasks.synth import load_suite
-    return load_suite(suite.arg, faults=parse_faults(args.faults))
+        raise CLIError(f"--suite {suite.spec} needs the {'browser device' if suite.web else 'world'}: {why}")
 
 
 # ------------------------------------------------------------------------------- judges

@@ -30,7 +30,7 @@ Layer 2: tasks are opaque here. The pool reads nothing of a task but what its ba
 needs (the phone-world backend calls ``task.make_device()``).
 
 The backend contract and the lease errors live in :mod:`navrl.device.backend`, the
-phone-world backend in :mod:`navrl.device.phone_backend`; both are re-exported here.
+phone-world backend in :mod:`navrl.device.inprocess`; both are re-exported here.
 """
 from __future__ import annotations
 
@@ -49,7 +49,7 @@ from navrl.device.adaptive import AdaptiveConfig, AdaptiveLimit, missed_deadline
 from navrl.device.aio import DeviceLoop, run_now
 from navrl.device.backend import DeviceBackend, DeviceTimeout, LeaseFailed, PoolClosed, PoolExhausted
 from navrl.device.base import CallingDevice, Device, DeviceError, Health
-from navrl.device.phone_backend import PhoneSlot, PhoneTaskSnapshot, PhoneWorldBackend
+from navrl.device.inprocess import PhoneSlot, PhoneTaskSnapshot, PhoneWorldBackend
 from navrl.observation import Observation
 
 log = logging.getLogger(__name__)

@@ -57,7 +57,7 @@ from navrl.actions import Action
 from navrl.device.aio import Expiry, resolve
 from navrl.device.base import ActResult, Device, DeviceError, Health
 from navrl.device.backend import DeviceBackend, DeviceTimeout, PoolExhausted
-from navrl.device.phone_backend import PhoneWorldBackend
+from navrl.device.inprocess import PhoneWorldBackend
 from navrl.device.pool import (DeviceFarm, DevicePool, FailedDevice, PoolConfig, lease_outcome, start_steps,
                                step_devices, step_outcome)
 from navrl.observation import Observation, UINode

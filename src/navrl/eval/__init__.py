@@ -1,6 +1,6 @@
 """Evaluation: run a planner on a suite (:mod:`~navrl.eval.run`), what it measured
-(:mod:`~navrl.eval.result`), intervals for rates and paired gains (:mod:`~navrl.eval.intervals`)
-and the SFT-vs-RL breakdown by family and perturbation (:mod:`~navrl.eval.breakdown`)."""
+(:mod:`~navrl.eval.result`) and intervals for rates and paired gains (:mod:`~navrl.eval.intervals`).
+The phone world's SFT-vs-RL breakdown by family and perturbation is its ``breakdown`` hook."""
 from navrl.eval.intervals import difference_interval, paired_counts, paired_difference_interval, wilson_interval
 from navrl.eval.result import EvalAborted, EvalResult, paired_gain_interval, summarize
 from navrl.eval.run import evaluate, evaluate_trainer

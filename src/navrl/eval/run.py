@@ -9,25 +9,26 @@ from navrl.agent.grounders.base import Grounder
 from navrl.agent.planner import Planner
 from navrl.api.client import APIRequestError
 from navrl.eval.result import EvalAborted, EvalResult, summarize
-from navrl.judge.oracle import OracleJudge
+from navrl.judge.sets import make_judges
 from navrl.rollout.records import Trajectory
 from navrl.rollout.runner import EpisodeRunner, RunnerConfig
-from navrl.tasks.spec import TaskSpec
-from navrl.tasks.suites import suite_tasks
+from navrl.tasks.registry import get_suite, suites as registered_suites
+from navrl.tasks.task import Task
 
 
-def evaluate(planner: Planner, suite: str, n: int | None = None, tasks: list[TaskSpec] | None = None,
+def evaluate(planner: Planner, suite: str, n: int | None = None, tasks: list[Task] | None = None,
              grounder: Grounder | None = None, batch_size: int = 64, seed: int = 0, record_frames: bool = False,
              progress=None, devices=None, judges=None, user=None) -> EvalResult:
     """Run ``planner`` on ``n`` instances of ``suite`` in batches; ``progress(k)`` after each step.
 
     ``devices``: a device farm (``navrl.device.ray_farm.make_device_factory``); default: a
-    fresh phone world per episode. ``judges``: (step, ask, terminal) judges, default the
-    oracle; ``user``: the simulated user, default the task's hidden profile."""
-    tasks = tasks if tasks is not None else suite_tasks(suite, n, seed=seed)
+    fresh in-process device per episode (the task's own). ``judges``: (step, ask, terminal)
+    judges, default the suite's default judge set on in-process devices (the phone world's:
+    the oracle); ``user``: the simulated user, default the task's hidden profile."""
+    tasks = tasks if tasks is not None else get_suite(suite).tasks(n, seed)
     if judges is None:
-        j = OracleJudge()
-        judges = (j, j, j)
+        s = get_suite(suite) if suite in registered_suites() else get_suite("train")
+        judges = tuple(make_judges(s.default_judge(s.devices[0]))[:3])
     step_j, ask_j, term_j = judges
     runner = EpisodeRunner(planner, grounder or AccessibilityGrounder(), step_j, ask_j, term_j, user=user,
                            config=RunnerConfig(record_frames=record_frames))
@@ -47,17 +48,20 @@ def evaluate_trainer(trainer, suites=None, episodes: int | None = None, progress
                      seed: int = 0) -> dict[str, EvalResult]:
     """Greedy evaluation of ``trainer``'s policy, logged to its metrics (``kind: eval``).
 
-    On the phone world with the oracle judges: the suites ``suites`` (default
-    ``cfg.eval_suites``), each task on its own in-process device, as in every results table.
+    When the trainer draws from a registered suite (``source.suite``) on in-process devices
+    with that suite's default judges (the phone world and its oracle): the suites ``suites``
+    (default ``cfg.eval_suites``), each task on its own device, as in every results table.
     With any other parts (MiniWoB++, a web app, synthesised tasks, real devices): ``episodes``
     tasks drawn from the trainer's task source with an RNG of its own (``cfg.seed + 2 + seed``),
     on the trainer's devices and judges, reported under the source's name."""
-    from navrl.tasks.source import PhoneWorldTasks
     pol, cfg = trainer.policy, trainer.cfg
     n = episodes or cfg.eval_episodes
+    src = getattr(trainer.tasks, "suite", None)
+    fixed = (isinstance(src, str) and src in registered_suites() and trainer.devices is None
+             and trainer.judges.kind == get_suite(src).default_judge(get_suite(src).devices[0]))
     pol.sample = False
     try:
-        if isinstance(trainer.tasks, PhoneWorldTasks) and trainer.judges.kind == "oracle" and trainer.devices is None:
+        if fixed:
             out = {s: evaluate(pol, s, n, grounder=trainer.grounder, progress=progress)
                    for s in suites or cfg.eval_suites}
         else:

@@ -30,7 +30,7 @@ from navrl.rl.config import ConfigError, TrainConfig
 from navrl.rl.presets import get_preset
 from navrl.rl.sft import TemplateTeacher, collect_demonstrations, train_sft
 from navrl.rl.trainer import Trainer
-from navrl.tasks.source import MiniWoBTasks
+from navrl.tasks.registry import SuiteOptions, get_suite
 
 METHODS = ("bc", "bc_rl", "rl")
 LABELS = {"bc": "BC only", "bc_rl": "BC + RL", "rl": "RL only"}
@@ -89,7 +89,7 @@ class MiniWoBConfig:
         if bad:
             raise ConfigError(f"unknown method {bad[0]!r}; choose from {', '.join(METHODS)}")
         try:
-            MiniWoBTasks(self.tasks, phone=self.phone)
+            _miniwob_source(self.tasks, self.phone)
         except ValueError as e:
             raise ConfigError(str(e)) from None
         from navrl.device.browser.app import check_phone
@@ -110,10 +110,16 @@ class MiniWoBConfig:
         return cfg.validate()
 
 
+def _miniwob_source(names, phone: str):
+    """The ``miniwob`` suite's task source over ``names`` (fresh instance seeds each draw)."""
+    return get_suite("miniwob").source(SuiteOptions(names=tuple(names), phone=phone))
+
+
 def run_miniwob(cfg: MiniWoBConfig, out: str | Path, command: str = "", log=print) -> Path:
     from navrl.device.browser import BrowserBackend
     from navrl.device.ray_farm import make_device_factory
-    from navrl.tasks.web import MINIWOB_SCRIPTS, ScriptedWebPlanner, miniwob_tasks
+    from navrl.agent.planner import ExpertPlanner
+    miniwob = get_suite("miniwob")
     out = Path(out)
     t0 = time.perf_counter()
     preset = get_preset(cfg.preset, seed=cfg.seed)
@@ -127,16 +133,16 @@ def run_miniwob(cfg: MiniWoBConfig, out: str | Path, command: str = "", log=prin
     meta: dict = {"throughput": {}}
     try:
         # BC: the scripted solutions' successful episodes, fresh instances of their own
-        scripted = [t for t in cfg.tasks if t in MINIWOB_SCRIPTS]
+        scripted = [t for t in cfg.tasks if t in (miniwob.expert_names() or ())]
         bc = build_policy(preset, cfg.seed)
         demos: list = []
         if scripted:
-            demo_tasks = miniwob_tasks(len(scripted) * cfg.bc_episodes_per_task, seed=cfg.seed + 1, names=scripted,
-                                      phone=cfg.phone)
+            demo_tasks = miniwob.tasks(len(scripted) * cfg.bc_episodes_per_task, cfg.seed + 1,
+                                       SuiteOptions(names=tuple(scripted), phone=cfg.phone))
             log(f"BC: {len(demo_tasks)} scripted episodes of {len(scripted)} tasks")
             for i in range(0, len(demo_tasks), cfg.pages):
                 demos += collect_demonstrations(bc, 0, TemplateTeacher(compact=True), tasks=demo_tasks[i:i + cfg.pages],
-                                                expert=ScriptedWebPlanner(), judges=judges, devices=farm)
+                                                expert=ExpertPlanner(), judges=judges, devices=farm)
             res = train_sft(bc, demos, preset.sft)
             meta["bc"] = {"tasks": scripted, "demonstration_steps": len(demos), "seconds": res.seconds}
         save_policy(bc, out / "bc" / "policy.pt", {"stage": "bc", "tasks": scripted})
@@ -144,7 +150,7 @@ def run_miniwob(cfg: MiniWoBConfig, out: str | Path, command: str = "", log=prin
         def evaluate_all(method: str, policy) -> None:
             policy.sample = False
             for name in cfg.tasks:
-                tasks = miniwob_tasks(cfg.eval_episodes, seed=EVAL_SEED, names=[name], phone=cfg.phone)
+                tasks = miniwob.tasks(cfg.eval_episodes, EVAL_SEED, SuiteOptions(names=(name,), phone=cfg.phone))
                 r = evaluate(policy, "miniwob", tasks=tasks, devices=farm, judges=tuple(judges[:3]),
                              batch_size=cfg.pages)
                 outcomes[(method, name)] = r.successes_by_task()
@@ -162,7 +168,7 @@ def run_miniwob(cfg: MiniWoBConfig, out: str | Path, command: str = "", log=prin
             # fitting the BC demonstrations: BC + RL only
             ptx = tcfg.sft_coef if method == "bc_rl" and demos else 0.0
             tr = Trainer(policy, replace(tcfg, seed=cfg.seed, sft_coef=ptx), out / method,
-                         tasks=MiniWoBTasks(cfg.tasks, phone=cfg.phone), judges=judges, devices=farm,
+                         tasks=_miniwob_source(cfg.tasks, cfg.phone), judges=judges, devices=farm,
                          sft_demos=demos if ptx else None)
             steps, t_rl, cpu0, browser0 = 0, time.perf_counter(), time.process_time(), child_cpu_seconds()
             while tr.update < cfg.updates:

@@ -23,7 +23,7 @@ from navrl.rl.config import ConfigError
 from navrl.rl.presets import get_preset
 from navrl.rl.trainer import Trainer
 from navrl.eval import evaluate, paired_counts, paired_difference_interval
-from navrl.tasks.suites import SUITES
+from navrl.tasks.registry import suites
 
 
 class _MethodFile(BaseModel):
@@ -85,9 +85,10 @@ class TableConfig:
             raise ConfigError("no methods")
         if self.updates < 1 or any(u < 0 or u > self.updates for u in self.eval_at) or 0 not in self.eval_at:
             raise ConfigError("eval_at must lie in [0, updates] and include 0 (the SFT checkpoint)")
+        known = suites()
         for s in self.suites:
-            if s not in SUITES:
-                raise ConfigError(f"unknown suite {s!r}; choose from {sorted(SUITES)}")
+            if s not in known:
+                raise ConfigError(f"unknown suite {s!r}; choose from {sorted(known)}")
         if len(set(self.rl_seeds)) != len(self.rl_seeds):
             raise ConfigError("rl_seeds must be distinct")
         slugs = [_slug(m.name) for m in self.methods]

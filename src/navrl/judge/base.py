@@ -8,7 +8,7 @@ from navrl.actions import Action
 from navrl.agent.plan import Plan
 from navrl.observation import Observation
 from navrl.planning import Memory
-from navrl.tasks.spec import TaskSpec
+from navrl.tasks.task import Task
 from navrl.judge.verdicts import AskVerdict, EndReason, StepVerdict, TerminalVerdict
 
 
@@ -29,7 +29,7 @@ class PastStep:
 
 @dataclass
 class StepContext:
-    task: TaskSpec
+    task: Task
     before: Observation
     after: Observation | None
     plan: Plan
@@ -43,7 +43,7 @@ class StepContext:
 
 @dataclass
 class TerminalContext:
-    task: TaskSpec
+    task: Task
     end: EndReason
     answer: str | None
     last_screens: list[Observation]       # the last 3
@@ -59,6 +59,10 @@ class Judgement:
 
 
 class StepJudge(abc.ABC):
+    wants_snapshots: bool = False
+    """True for judges that read device snapshots (the phone world's oracle): the stepper
+    takes one after every step only when a judge wants them."""
+
     @abc.abstractmethod
     def judge_step(self, ctx: StepContext) -> Judgement: ...
 
@@ -69,6 +73,8 @@ class AskJudge(abc.ABC):
 
 
 class TerminalJudge(abc.ABC):
+    wants_snapshots: bool = False
+
     @abc.abstractmethod
     def judge_terminal(self, ctx: TerminalContext) -> Judgement: ...
 

@@ -1,13 +1,14 @@
 """The three judges of a run (step, ask-user, terminal) as one part, chosen by name.
 
-* ``oracle`` — programmatic judges of the phone world (they replay the task's expert on
-  snapshots; need phone-world tasks).
+* ``oracle`` — programmatic judges of the phone world (they read the facts its snapshots
+  carry; need phone-world tasks); registered by :mod:`navrl.worlds.phone`.
 * ``llm`` — the step, ask-user and terminal judges through one OpenAI-compatible endpoint
   (:class:`navrl.api.ChatClient`: retries, backoff, circuit breaker). An outage or a reply
   that stays unparseable raises :class:`~navrl.judge.base.JudgeUnavailable`, which the runner
   turns into a masked trajectory (reason ``judge_unavailable``) — never a default verdict.
-* ``page`` — web tasks: the page's own reward or check is the terminal verdict (MiniWoB++,
-  a web app's ``success_js``), steps are judged sparsely from the page.
+* ``page`` — web tasks, registered by :mod:`navrl.worlds.web`: the page's own reward or
+  check is the terminal verdict (MiniWoB++, a web app's ``success_js``), steps are judged
+  sparsely from the page.
 """
 from __future__ import annotations
 
@@ -15,10 +16,13 @@ from typing import NamedTuple
 
 from navrl.judge.base import AskJudge, StepJudge, TerminalJudge
 
-__all__ = ["JUDGE_KINDS", "JudgeSet", "make_judges"]
+__all__ = ["JudgeSet", "judge_kinds", "make_judges"]
 
-JUDGE_KINDS = ("oracle", "llm", "page")
-"""The judge sets :func:`make_judges` builds."""
+
+def judge_kinds() -> tuple[str, ...]:
+    """The judge sets :func:`make_judges` builds: ``llm`` and those the worlds register."""
+    from navrl.tasks.registry import judge_kinds as world_kinds
+    return ("llm", *world_kinds())
 
 
 class JudgeSet(NamedTuple):
@@ -32,21 +36,18 @@ class JudgeSet(NamedTuple):
 
 
 def make_judges(kind: str, client=None, terminal_client=None, config=None) -> JudgeSet:
-    """The judge set ``kind`` (one of :data:`JUDGE_KINDS`).
+    """The judge set ``kind`` (``llm``, or one a world registers: ``oracle``, ``page``).
 
     ``client`` (a :class:`navrl.api.ChatClient`) is required for ``llm``; ``terminal_client``
     optionally puts the terminal judge on a stronger model (the paper's split); ``config``
     is an :class:`navrl.judge.llm.LLMJudgeConfig`."""
-    if kind == "oracle":
-        from navrl.judge.oracle import OracleJudge
-        j = OracleJudge()
-        return JudgeSet(j, j, j, "oracle")
     if kind == "llm":
         if client is None:
             raise ValueError("the llm judges need a client (navrl.api.ChatClient)")
         from navrl.judge.llm import llm_judges
         return JudgeSet(*llm_judges(client, terminal_client, config), kind="llm")
-    if kind == "page":
-        from navrl.judge.web import web_judges
-        return JudgeSet(*web_judges("page"), kind="page")
-    raise ValueError(f"unknown judge set {kind!r}; choose from {', '.join(JUDGE_KINDS)}")
+    from navrl.tasks.registry import judge_factory
+    factory = judge_factory(kind)
+    if factory is None:
+        raise ValueError(f"unknown judge set {kind!r}; choose from {', '.join(judge_kinds())}")
+    return JudgeSet(*factory(), kind=kind)

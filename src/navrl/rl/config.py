@@ -314,10 +314,11 @@ class TrainConfig:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise ConfigError(f"{name} must be an int >= {low}, got {value!r}")
-        from navrl.tasks.suites import SUITES
+        from navrl.tasks.registry import suites
+        known = suites()
         for sname in self.eval_suites:
-            if sname not in SUITES:
-                raise ConfigError(f"unknown eval suite {sname!r}; choose from {sorted(SUITES)}")
+            if sname not in known:
+                raise ConfigError(f"unknown eval suite {sname!r}; choose from {sorted(known)}")
         if not isinstance(self.whiten_advantages, bool):
             raise ConfigError(f"whiten_advantages must be a bool, got {self.whiten_advantages!r}")
 

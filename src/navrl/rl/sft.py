@@ -19,11 +19,9 @@ from navrl.agent.grounders.accessibility import AccessibilityGrounder
 from navrl.agent.plan import parse_plan
 from navrl.agent.planner import ExpertPlanner, Planner, PlannerContext, PlannerOutput
 from navrl.agent.policy.base import Policy
-from navrl.device.phone import PerturbConfig
-from navrl.judge.oracle import OracleJudge
+from navrl.judge.sets import make_judges
 from navrl.rollout.runner import EpisodeRunner
-from navrl.tasks.spec import Family
-from navrl.tasks.suites import suite_tasks
+from navrl.tasks.registry import get_suite
 
 
 class NoDemonstrations(ValueError):
@@ -104,10 +102,10 @@ class _Recorder(Planner):
         return outs
 
 
-def sft_tasks(n: int, seed: int = 0):
-    """Clean, single-app train tasks (no multi-app: the paper's iOS data lacked them)."""
-    fams = {Family.SINGLE, Family.ANSWER, Family.ASK_USER}
-    return suite_tasks("train", n, seed=seed, perturb=PerturbConfig.off(), families=fams, single_app=True)
+def sft_tasks(n: int, seed: int = 0, suite: str = "train"):
+    """The tasks ``suite``'s expert demonstrates (the phone world's: clean, single-app train
+    tasks; no multi-app, as the paper's iOS data lacked them)."""
+    return get_suite(suite).sft_tasks(n, seed)
 
 
 def collect_demonstrations(policy: Policy, n_tasks: int, teacher: Teacher | None = None, seed: int = 0, *,
@@ -120,8 +118,8 @@ def collect_demonstrations(policy: Policy, n_tasks: int, teacher: Teacher | None
     only the steps of episodes the judges call a success are kept."""
     rec = _Recorder(policy, teacher or TemplateTeacher(), expert)
     if judges is None:
-        judge = OracleJudge()
-        judges = (judge, judge, judge)
+        s = get_suite("train")
+        judges = tuple(make_judges(s.default_judge(s.devices[0]))[:3])
     runner = EpisodeRunner(rec, AccessibilityGrounder(), *judges[:3])
     phone = tasks is None
     trajs = runner.run(sft_tasks(n_tasks, seed) if phone else list(tasks), devices=devices)

@@ -24,7 +24,6 @@ from navrl.agent.grounders.base import Grounder
 from navrl.agent.guided import GuidedPlanner
 from navrl.agent.planner import ExpertPlanner, Planner
 from navrl.agent.policy.base import Policy
-from navrl.device.phone import PerturbConfig
 from navrl.device.pool import DeviceFarm
 from navrl.errors import Outage
 from navrl.fileio import atomic_write_bytes
@@ -40,8 +39,7 @@ from navrl.rl.replay import PoolReplay
 from navrl.rl.self_imitation import positive_outputs, self_imitation_loss
 from navrl.rl.sft import Demo, augment_batch, demo_loss
 from navrl.rollout.runner import EpisodeRunner, RunnerConfig
-from navrl.tasks.expert import expert_length
-from navrl.tasks.source import PhoneWorldTasks, TaskSource
+from navrl.tasks.source import TaskSource, suite_source
 
 
 class CheckpointError(ValueError):
@@ -100,18 +98,19 @@ class Trainer:
         nothing (no KL or entropy term): 20-45% of a GiGPO batch, the same optimiser steps."""
         self.rng = random.Random(cfg.seed)
         self.update = 0
-        self.tasks = tasks or PhoneWorldTasks("train", perturb=None if cfg.train_perturb else PerturbConfig.off())
+        self.tasks = tasks or suite_source("train", perturb=None if cfg.train_perturb else False)
         # a plain (step, ask, terminal) tuple works too
-        self.judges = judges if isinstance(judges, JudgeSet) else JudgeSet(*judges[:3]) if judges else make_judges("oracle")
+        self.judges = judges if isinstance(judges, JudgeSet) else JudgeSet(*judges[:3]) if judges else \
+            make_judges(getattr(self.tasks, "default_judge", "oracle"))
         self.devices = devices
         self.grounder = grounder or AccessibilityGrounder()
         self.guided: GuidedPlanner | None = None
         if cfg.guided_start > 0:
-            if (guide is None or guide_length is None) and tasks is not None and not isinstance(tasks, PhoneWorldTasks):
+            if (guide is None or guide_length is None) and not getattr(self.tasks, "has_expert", False):
                 raise ConfigError("guided_start > 0 needs a guide (Trainer(..., guide=..., guide_length=...)) "
-                                  "for tasks other than the phone world's")
+                                  "for tasks whose source has no expert (has_expert)")
             self.guided = GuidedPlanner(policy, guide or ExpertPlanner())
-            self.guide_length = guide_length or expert_length
+            self.guide_length = guide_length or (lambda task: task.expert_length())
         self.runner = EpisodeRunner(self.guided or policy, self.grounder, *self.judges[:3], rewards=self.rewards,
                                     config=RunnerConfig(phash=spec.needs_state_hashes, max_steps=cfg.max_steps,
                                                         deadline_s=cfg.rollout_deadline_s))

@@ -10,13 +10,13 @@ from navrl.judge.base import PastStep
 from navrl.observation import Observation
 from navrl.planning import Memory
 from navrl.rollout.records import Trajectory
-from navrl.tasks.spec import TaskError, TaskSpec
+from navrl.tasks.task import Task, TaskError
 
 
 class Episode:
     """One episode in progress; ``traj`` is its record, ``done`` once it has ended."""
 
-    def __init__(self, task: TaskSpec, device: Device, group: int):
+    def __init__(self, task: Task, device: Device, group: int):
         self.task, self.device = task, device
         # the full record once the device shows the task (:meth:`record_task`): a page may state
         # its goal, which its own device then reads at the start, not a second page before it

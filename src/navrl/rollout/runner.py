@@ -41,7 +41,7 @@ from navrl.rollout.episode import Episode
 from navrl.rollout.records import Trajectory
 # ui_hash's home is navrl.rollout.step; imported here too for callers that import it from the runner
 from navrl.rollout.step import Stepper, resume, ui_hash  # noqa: F401
-from navrl.tasks.spec import TaskSpec
+from navrl.tasks.task import Task
 from navrl.tasks.user import ProfileUser
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -101,7 +101,7 @@ class EpisodeRunner:
         """Seconds a planner call takes (moving average): the longest a pipelined round waits
         for more answers to plan with the first one."""
 
-    def run(self, tasks: list[TaskSpec], devices: "list[Device] | DeviceFarm | None" = None,
+    def run(self, tasks: list[Task], devices: "list[Device] | DeviceFarm | None" = None,
             groups: list[int] | None = None, on_step: Callable[[int], None] | None = None) -> list[Trajectory]:
         """Run one episode per task side by side.
 
@@ -120,10 +120,10 @@ class EpisodeRunner:
             t0 = time.perf_counter()
             start = getattr(farm, "start_leases", None)
             if start is not None and self.cfg.pipeline:   # each episode starts once its device is ready
-                def lease(ts: list[TaskSpec]) -> list[Any]:
+                def lease(ts: list[Task]) -> list[Any]:
                     return start(ts)
             else:
-                def lease(ts: list[TaskSpec]) -> list[Any]:
+                def lease(ts: list[Task]) -> list[Any]:
                     return farm.lease_batch(ts) if deadline is None else farm.lease_batch(ts, deadline=deadline)
             cap = getattr(farm, "capacity", None)
             first = len(tasks) if cap is None else min(len(tasks), max(1, int(cap)))
@@ -131,7 +131,7 @@ class EpisodeRunner:
             if first < len(tasks):   # a rolling queue: finished episodes hand their devices on
                 hand_on = getattr(farm, "hand_on", None)   # a Ray farm leases on the freed device's host
 
-                def refill(task: TaskSpec, used: Any) -> Any:
+                def refill(task: Task, used: Any) -> Any:
                     if hand_on is not None:
                         return hand_on(task, used)
                     farm.release_batch([used])
@@ -149,10 +149,10 @@ class EpisodeRunner:
         tm["total"] += time.perf_counter() - t_start
         return trajs
 
-    def _run(self, tasks: list[TaskSpec], devices: list[Any] | None, groups: list[int] | None,
+    def _run(self, tasks: list[Task], devices: list[Any] | None, groups: list[int] | None,
              on_step: Callable[[int], None] | None, deadline: float | None,
-             refill: Callable[[TaskSpec, Any], Any] | None = None,
-             choose: Callable[[Any, list[TaskSpec]], int] | None = None,
+             refill: Callable[[Task, Any], Any] | None = None,
+             choose: Callable[[Any, list[Task]], int] | None = None,
              release: Callable[[list[Any]], None] | None = None) -> list[Trajectory]:
         """``devices``: one per task (or a future of it, replaced in the list once it lands;
         None for an episode queued until ``refill(task, finished_device)`` leases it one;
@@ -298,8 +298,8 @@ class _Flight:
     generator, None for the first look, or _LEASE). Futures report to a queue as they finish."""
 
     def __init__(self, runner: EpisodeRunner, on_step: Callable[[int], None] | None, want_snapshot: bool,
-                 refill: Callable[[TaskSpec, Any], Any] | None = None,
-                 choose: Callable[[Any, list[TaskSpec]], int] | None = None,
+                 refill: Callable[[Task, Any], Any] | None = None,
+                 choose: Callable[[Any, list[Task]], int] | None = None,
                  release: Callable[[list[Any]], None] | None = None):
         self.runner, self.on_step, self.want_snapshot = runner, on_step, want_snapshot
         self.release = release

@@ -71,9 +71,8 @@ class Stepper:
         self.timings = timings if timings is not None else {"grounder": 0.0, "judge": 0.0}
 
     def wants_snapshots(self) -> bool:
-        """Device snapshots are taken only for judges that replay from them (the oracle)."""
-        from navrl.judge.oracle import OracleJudge
-        return any(isinstance(j, OracleJudge) for j in (self.step_judge, self.terminal_judge))
+        """Device snapshots are taken only for judges that read them (``wants_snapshots``: the oracle)."""
+        return any(getattr(j, "wants_snapshots", False) for j in (self.step_judge, self.terminal_judge))
 
     def snapshot(self, device: Device) -> object | None:
         return device.snapshot() if self.wants_snapshots() else None

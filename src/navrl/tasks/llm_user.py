@@ -12,7 +12,7 @@ import re
 
 from navrl.api import ChatClient, outages_as
 from navrl.device.base import DeviceError
-from navrl.tasks.spec import TaskSpec
+from navrl.tasks.task import Task
 from navrl.tasks.user import UNKNOWN
 
 SYSTEM = ("You play the user of a phone assistant. The assistant is doing a task for you and asks you a "
@@ -33,13 +33,13 @@ class LLMUser:
     def __repr__(self) -> str:
         return f"LLMUser({self.client!r})"
 
-    def prompt(self, task: TaskSpec, question: str) -> str:
+    def prompt(self, task: Task, question: str) -> str:
         prof = [f"- {k}: {v}" for k, v in (task.profile or {}).items()]
         return "\n".join([f"The task you gave the assistant: {task.goal}",
                           "Your profile:" if prof else "Your profile: (empty)", *prof,
                           f"The assistant asks: {question}"])
 
-    def answer(self, task: TaskSpec, question: str) -> str:
+    def answer(self, task: Task, question: str) -> str:
         msgs = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": self.prompt(task, question or "")}]
         with outages_as(lambda e: DeviceError("user_unavailable", str(e))):
             r = self.client.chat(msgs, temperature=self.temperature, max_tokens=self.max_tokens)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 
-from navrl.tasks.spec import TaskSpec
+from navrl.tasks.task import Task
 
 UNKNOWN = "I don't know."
 _WORD = re.compile(r"[a-z0-9]+")
@@ -20,7 +20,7 @@ class ProfileUser:
     question gets "I don't know." Deterministic, so runs are reproducible.
     """
 
-    def answer(self, task: TaskSpec, question: str) -> str:
+    def answer(self, task: Task, question: str) -> str:
         q = _words(question) | {w.rstrip("s") for w in _words(question)}
         best = None
         for key, value in task.profile.items():

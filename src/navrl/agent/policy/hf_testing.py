@@ -37,13 +37,13 @@ QWEN_CHAT_TEMPLATE = (
 def _corpus() -> list[str]:
     from navrl.agent.planner import PlannerContext
     from navrl.agent.prompt import SYSTEM, build_prompt
-    from navrl.tasks.expert import Memory, expert_step
-    from navrl.tasks.suites import suite_tasks
+    from navrl.tasks.registry import get_suite
     texts = [SYSTEM]
-    for task in suite_tasks("train", 4, seed=0):
+    for task in get_suite("train").tasks(4, 0):
         dev = task.make_device()
-        texts.append(build_prompt(PlannerContext(task, dev.observe())))
-        texts.append(expert_step(task, dev, Memory()).text())
+        obs = dev.observe()
+        texts.append(build_prompt(PlannerContext(task, obs)))
+        texts.append(task.expert_step(obs, dev, []))
     return texts
 
 

@@ -43,20 +43,6 @@ def phone_world_corpus(n_tasks: int = 300, seed: int = 0) -> list[str]:
 
 
 def corpus_and_labels(n_tasks: int, seed: int) -> tuple[list[str], set[str]]:
-    from navrl.agent.planner import ExpertPlanner, PlannerContext
-    from navrl.agent.prompt import PromptConfig, build_prompt
-    from navrl.tasks.expert import expert_walk
-    from navrl.tasks.suites import SUITES, suite_tasks
-    texts: list[str] = []
-    labels: set[str] = set()
-    per = max(1, n_tasks // len(SUITES))
-    for suite in SUITES:
-        for task in suite_tasks(suite, per, seed=seed):
-            hist: list[tuple[str, str]] = []
-            for obs, s, mem in expert_walk(task):
-                labels.update(n.label for n in obs.nodes if n.label)
-                texts.append(build_prompt(PlannerContext(task, obs, list(hist), "", list(mem.qa)),
-                                          PromptConfig(max_history=3, include_reasoning=False, compact=True)))
-                texts.append(s.text())
-                hist.append((s.reasoning, s.step))
-    return texts, labels
+    """(prompts and expert outputs, UI labels) of the phone world: its ``corpus`` hook."""
+    from navrl.tasks.registry import get_world
+    return get_world("phone").hook("corpus")(n_tasks, seed)

@@ -757,7 +757,7 @@ def decision_for(step: str, e: Encoded, frames: list[str]) -> Decision | None:
 
 
 def _text_decision(kind: int, text: str, e: Encoded, use: int) -> Decision | None:
-    from navrl.tasks.spec import answers_match
+    from navrl.tasks.task import answers_match
     cands = e.cands
     ok = [i for i, c in enumerate(cands) if c.usable[use] and c.text == text]
     if not ok and use == 1:   # an answer written differently ("59 F" for "H:59"): the longest

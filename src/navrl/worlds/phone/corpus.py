@@ -1,0 +1,69 @@
+"""The phone world's text, for the planners that need a vocabulary or a tokenizer corpus
+(registered as the world's hooks ``vocabulary``, ``entity_words`` and ``corpus``)."""
+from __future__ import annotations
+
+from navrl.agent.policy.pointer.text import STOPWORDS, pieces
+
+
+def _param_words(value, out: set[str]) -> None:
+    if isinstance(value, dict):
+        for v in value.values():
+            _param_words(v, out)
+    elif isinstance(value, (list, tuple, set)):
+        for v in value:
+            _param_words(v, out)
+    elif isinstance(value, str):
+        out.update(p.key for p in pieces(value) if p.is_word)
+
+
+def entity_words(seeds: int = 60) -> set[str]:
+    """Words of any template's parameters over ``seeds`` instances (names, titles, places ...)."""
+    from navrl.worlds.phone.task import make_task, templates
+    out: set[str] = set()
+    for name in templates():
+        for s in range(seeds):
+            task = make_task(name, 7919 * s + 13)
+            _param_words(task.params, out)
+            _param_words(task.profile, out)
+    return out - STOPWORDS
+
+
+def phone_world_vocabulary(n_tasks: int = 160, seed: int = 0, min_count: int = 2) -> list[str]:
+    """UI words of the phone world: seen at least ``min_count`` times on train-suite screens
+    (perturbations on, so pop-up and consent buttons are in) or in goals, minus entities."""
+    from collections import Counter
+
+    from navrl.worlds.phone.sim.world import PhoneWorld
+    from navrl.worlds.phone.expert import expert_walk
+    from navrl.worlds.phone.suites import suite_tasks
+    counts: Counter = Counter()
+    for task in suite_tasks("train", n_tasks, seed=seed):
+        counts.update(p.key for p in pieces(task.goal) if p.is_word)
+        for obs, _, _ in expert_walk(task):
+            for n in obs.nodes:
+                counts.update(p.key for p in pieces(n.label) if p.is_word)
+                counts.update(p.key for p in pieces(n.value or "") if p.is_word)
+    ents = entity_words()
+    apps = {p.key for name in PhoneWorld(seed=0).state.installed for p in pieces(name) if p.is_word}
+    words = {k for k, c in counts.items() if c >= min_count and k not in ents}
+    return sorted(words | STOPWORDS | apps)
+
+
+def corpus_and_labels(n_tasks: int, seed: int) -> tuple[list[str], set[str]]:
+    from navrl.agent.planner import PlannerContext
+    from navrl.agent.prompt import PromptConfig, build_prompt
+    from navrl.worlds.phone.expert import expert_walk
+    from navrl.worlds.phone.suites import SUITES, suite_tasks
+    texts: list[str] = []
+    labels: set[str] = set()
+    per = max(1, n_tasks // len(SUITES))
+    for suite in SUITES:
+        for task in suite_tasks(suite, per, seed=seed):
+            hist: list[tuple[str, str]] = []
+            for obs, s, mem in expert_walk(task):
+                labels.update(n.label for n in obs.nodes if n.label)
+                texts.append(build_prompt(PlannerContext(task, obs, list(hist), "", list(mem.qa)),
+                                          PromptConfig(max_history=3, include_reasoning=False, compact=True)))
+                texts.append(s.text())
+                hist.append((s.reasoning, s.step))
+    return texts, labels
