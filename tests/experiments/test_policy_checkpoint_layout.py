@@ -45,3 +45,20 @@ def test_the_cli_says_it_in_one_line_with_exit_2(tmp_path, capsys):
     assert rc == 2
     assert len(err.splitlines()) == 1 and "another version" in err
     assert not (tmp_path / "ev").exists() or not any((tmp_path / "ev").iterdir())
+
+
+def test_a_checkpoint_carries_its_input_layout_and_another_one_is_named(tmp_path, capsys):
+    """The saved state records the feature layout; a planner saved with another layout (here:
+    one node feature more) is refused by naming the layout entry, before any weight is read."""
+    from navrl.agent.policy.pointer.features import FEATURE_LAYOUT, NODE_FEATS
+    _, path = _saved(tmp_path, drop_column=False)
+    st = torch.load(path, map_location="cpu", weights_only=False)
+    assert st["format"] == "navrl-policy-1" and st["policy"]["layout"] == FEATURE_LAYOUT
+    st["policy"]["layout"] = {**FEATURE_LAYOUT, "node": NODE_FEATS + 1}
+    torch.save(st, path)
+    with pytest.raises(CheckpointError) as e:
+        load_policy(path)
+    assert f"node {NODE_FEATS + 1} (this navrl: {NODE_FEATS})" in str(e.value) and "\n" not in str(e.value)
+    rc = main(["eval", "--policy", str(path), "--suite", "test-ios", "-n", "1", "--out", str(tmp_path / "ev")])
+    err = capsys.readouterr().err.strip()
+    assert rc == 2 and len(err.splitlines()) == 1 and "input layout node" in err

@@ -83,8 +83,12 @@ def _policy_from_state(kind: str | None, state: dict, path: Path):
     """The policy ``state`` describes; weights that do not fit this navrl's model (a planner
     saved by another version, with another input layout) are a :class:`CheckpointError`
     naming the first tensor that differs, not torch's traceback."""
+    from navrl.agent.policy.pointer.features import LayoutMismatch
     try:
         return _build_policy(kind, state)
+    except LayoutMismatch as e:
+        raise CheckpointError(f"{path} was saved by another version of the {kind or 'policy'} than this navrl's "
+                              f"({e}); retrain it, or load it with the navrl commit that wrote it") from None
     except RuntimeError as e:
         lines = [ln.strip() for ln in str(e).splitlines()]
         diff = next((ln for ln in lines if ln.startswith(("size mismatch", "Missing key", "Unexpected key"))), None)

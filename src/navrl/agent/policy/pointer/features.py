@@ -55,6 +55,16 @@ GLOBAL_FEATS = 5
 CAND_FEATS = 16
 HIST_FEATS = 3
 
+FEATURE_LAYOUT = {"node": NODE_FEATS, "ctx": CTX_FEATS, "global": GLOBAL_FEATS, "cand": CAND_FEATS, "hist": HIST_FEATS,
+                  "kinds": len(KINDS), "max_ctx": MAX_CTX, "max_nodes": MAX_NODES, "max_hist": MAX_HIST,
+                  "placeholders": N_PLACEHOLDERS}
+"""The planner's input layout, saved with its weights: a checkpoint of another layout (features
+added since it was written) is refused by name, not by a tensor-size traceback."""
+
+
+class LayoutMismatch(ValueError):
+    """A saved planner whose input layout differs from this navrl's (:data:`FEATURE_LAYOUT`)."""
+
 
 class PointerInputError(ValueError):
     """A prompt that is not a pointer-planner state."""

@@ -17,7 +17,8 @@ import torch
 from navrl.agent.planner import PlannerContext, PlannerOutput
 from navrl.agent.policy.base import Policy, ScoredBatch
 from navrl.agent.policy.pointer.augment import augment_prompt
-from navrl.agent.policy.pointer.features import (KIND_ID, NODE_KINDS, Decision, Encoded, Vocab,
+from navrl.agent.policy.pointer.features import (FEATURE_LAYOUT, KIND_ID, NODE_KINDS, Decision, Encoded, LayoutMismatch,
+                                                 Vocab,
                                                  context_parts, context_prompt, decision_for, encode,
                                                  encode_parts, question_frame, render_text)
 from navrl.agent.policy.pointer.model import NEG, PointerConfig, PointerNet, collate
@@ -101,7 +102,8 @@ class PointerPlanner(Policy):
 
     def state_dict_all(self) -> dict:
         return {"model": self.model.state_dict(), "config": asdict(self.config), "vocabulary": self.vocab.words,
-                "frames": list(self.frames), "seed": self.seed, "generator": self.generator.get_state()}
+                "frames": list(self.frames), "seed": self.seed, "generator": self.generator.get_state(),
+                "layout": dict(FEATURE_LAYOUT)}
 
     def load_state_dict_all(self, state: dict) -> None:
         self.frames = list(state.get("frames", self.frames))
@@ -111,7 +113,15 @@ class PointerPlanner(Policy):
 
     @staticmethod
     def from_state(state: dict) -> "PointerPlanner":
+        """The planner ``state`` (from :meth:`state_dict_all`) describes. :class:`LayoutMismatch`
+        when it was saved with another input layout (a state without one is checked by the
+        weights' shapes on loading)."""
         from navrl.agent.policy.pointer.vocab import PUNCTUATION
+        saved = state.get("layout")
+        if saved is not None and saved != FEATURE_LAYOUT:
+            diff = sorted(k for k in set(saved) | set(FEATURE_LAYOUT) if saved.get(k) != FEATURE_LAYOUT.get(k))
+            raise LayoutMismatch("input layout " + ", ".join(f"{k} {saved.get(k)} (this navrl: {FEATURE_LAYOUT.get(k)})"
+                                                            for k in diff))
         words = [w for w in state["vocabulary"] if w not in PUNCTUATION]
         p = PointerPlanner(words, PointerConfig(**state["config"]), state.get("frames"), state.get("seed", 0))
         p.load_state_dict_all(state)
