@@ -88,7 +88,7 @@ def main() -> int:
     tot = {s: {"s": 0.0, "eps": 0, "steps": 0, "cpu": 0.0, "ok": 0} for s in setups}
 
     def devices(pool: DevicePool) -> list:
-        return [sl.device for sl in pool._slots.values()]
+        return [sl.device for sl in pool.book.slots.values()]
 
     try:
         for r in range(args.rounds + 1):
