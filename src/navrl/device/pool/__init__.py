@@ -56,8 +56,7 @@ from navrl.device.pool.pool import DevicePool
 from navrl.device.pool.slot import DeviceStats
 
 __all__ = [  # backend contract, lease errors and the phone-world backend are re-exported
-    "MAX_FREE_RETRIES", "RETRY_REASONS",
-    "DeviceBackend", "DeviceFarm", "DevicePool", "DeviceStats", "DeviceTimeout", "FailedDevice", "LeaseFailed", "PhoneSlot",
-    "PhoneTaskSnapshot", "PhoneWorldBackend", "PoolClosed", "PoolConfig", "PoolExhausted", "PooledDevice",
-    "StepOutcome", "lease_outcome", "start_steps", "step_devices", "step_outcome",
+    "MAX_FREE_RETRIES", "RETRY_REASONS", "DeviceBackend", "DeviceFarm", "DevicePool", "DeviceStats", "DeviceTimeout",
+    "FailedDevice", "LeaseFailed", "PhoneSlot", "PhoneTaskSnapshot", "PhoneWorldBackend", "PoolClosed", "PoolConfig",
+    "PoolExhausted", "PooledDevice", "StepOutcome", "lease_outcome", "start_steps", "step_devices", "step_outcome",
 ]

@@ -189,7 +189,7 @@ class LeaseGate:
                     self.in_flight += 1
                     self.peak = max(self.peak, self.in_flight)
                     return
-            await asyncio.sleep(0.02)   # polled, as in acquire(): leave() runs on any thread, not the loop
+            await asyncio.sleep(0.02)   # polled like acquire(): waiting on the Condition would block the loop
 
     def leave(self) -> None:
         """A lease counted in by :meth:`enter` is over (failed, abandoned or released)."""
