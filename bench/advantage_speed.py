@@ -1,6 +1,6 @@
 """Advantage pipeline speed: returns + whitening + nearest-sibling search (CPU, no grad).
 
-Batches of tasks x 8 rollouts x 30 steps (DESIGN defaults: 16 tasks per update), with random
+Batches of tasks x 8 rollouts x 30 steps (docs/design.md §5e defaults: 16 tasks per update), with random
 episode lengths, 5 % invalid trajectories and random 64-bit screenshot hashes. Prints the
 median over repeats in milliseconds and the 64-vs-16 ratio: the neighbour search works per task
 group, so 4x the groups should cost about 4x (linear), not 16x (quadratic in the batch).

@@ -1,4 +1,4 @@
-"""Time per online-RL update at DESIGN.md's size: 16 tasks x 8 rollouts x <= 30 steps, split
+"""Time per online-RL update at docs/design.md §5e's size: 16 tasks x 8 rollouts x <= 30 steps, split
 into rollout (planner, devices, grounder) / judge / advantages / update — the update split
 again into its PPO term, its supervised terms (the preset's PPO-ptx), the backward passes
 with the optimiser steps, and the critic's fit — for the pointer planner (the `demo`

@@ -1,4 +1,4 @@
-"""The seven actions of DESIGN.md §2, their validation and a round-trip text form.
+"""The seven actions of docs/design.md §2, their validation and a round-trip text form.
 
 Layer 1: imports nothing from navrl.
 

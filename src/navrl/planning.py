@@ -1,6 +1,6 @@
 """The planner protocol's records that every layer from tasks up passes around (layer 1).
 
-:class:`Plan` is one step's ``Reasoning / Step / Remaining`` block (DESIGN.md §3; parsing it
+:class:`Plan` is one step's ``Reasoning / Step / Remaining`` block (docs/design.md §3; parsing it
 is ``navrl.agent.plan``); :class:`PlannerOutput` is what a planner hands back for one step;
 :class:`Memory` is what an episode has learnt outside the screen (the user's answers). They
 live here, below ``navrl.tasks``, because scripted planners in the task layer (the

@@ -1,4 +1,4 @@
-"""The pointer planner (DESIGN.md §3a): decisions round-trip through the Step text, log-probs
+"""The pointer planner (docs/design.md §3a): decisions round-trip through the Step text, log-probs
 are the sum of the factors' and re-score exactly at any temperature, legality masks hold,
 one PPO step moves decisions the way their advantages say, entity identity does not leak."""
 from __future__ import annotations

@@ -87,7 +87,7 @@ def test_every_field_has_a_docstring():
     names = [f.name for f in dataclasses.fields(TrainConfig)]
     assert list(docs) == names
     assert all(len(docs[n]) > 10 for n in names)
-    assert "DESIGN: 16" in docs["tasks_per_update"]
+    assert "docs/design.md §5e: 16" in docs["tasks_per_update"]
 
 
 def test_config_import_pulls_no_torch():

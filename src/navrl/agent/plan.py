@@ -1,4 +1,4 @@
-"""The planner's text protocol (DESIGN.md §3): ``Reasoning / Step / Remaining``.
+"""The planner's text protocol (docs/design.md §3): ``Reasoning / Step / Remaining``.
 
 Parsing is tolerant of case, spacing, markdown emphasis, quotes and stray text around
 the block, but never guesses: output with no Step is :data:`UNPARSEABLE`.

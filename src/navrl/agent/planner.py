@@ -14,7 +14,7 @@ from navrl.tasks.task import Task
 
 @dataclass
 class PlannerContext:
-    """Everything the planner may read at one step (DESIGN.md §3)."""
+    """Everything the planner may read at one step (docs/design.md §3)."""
 
     task: Task
     obs: Observation

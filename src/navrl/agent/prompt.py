@@ -1,4 +1,4 @@
-"""The planner's input (DESIGN.md §3): task goal, current screen, earlier step plans with
+"""The planner's input (docs/design.md §3): task goal, current screen, earlier step plans with
 their reasoning, the remaining plan written last step, and the user's answers so far.
 
 One builder for every planner backend: text-only planners read the UI tree as text;

@@ -1,4 +1,4 @@
-"""Step commands: the structured reading of a plan's ``Step`` line (DESIGN.md §3 forms).
+"""Step commands: the structured reading of a plan's ``Step`` line (docs/design.md §3 forms).
 
 ``Tap "Search"`` · ``Long press "Photo 3"`` · ``Type "running shoes"`` · ``Swipe up`` ·
 ``Swipe left on "Recipe 2"`` · ``Go home`` · ``Ask user: <question>`` · ``Complete`` ·

@@ -184,7 +184,7 @@ class _Parts:
 
 
 def _parts(args, cfg) -> _Parts:
-    """The task source, judges and device farm the flags choose (DESIGN.md §6: real parts)."""
+    """The task source, judges and device farm the flags choose (docs/design.md §6: real parts)."""
     suite, judge, devices = choose(args)
     tasks = task_source(suite, args, perturb=None if cfg.train_perturb else False)
     judges = judge_set(judge, args)

@@ -81,7 +81,7 @@ class TerminalJudge(abc.ABC):
 
 def undeclared_end(ctx: TerminalContext) -> Judgement | None:
     """Fail, without looking, an episode the agent did not end by declaring completion
-    (invalid, out of steps, or stopped: DESIGN.md §4); None when it did declare it."""
+    (invalid, out of steps, or stopped: docs/design.md §4a); None when it did declare it."""
     if ctx.end is EndReason.INVALID:
         return Judgement(TerminalVerdict.FAIL, "invalid episode")
     if ctx.end is not EndReason.COMPLETE:

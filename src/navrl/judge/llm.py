@@ -1,4 +1,4 @@
-"""LLM judges over an OpenAI-compatible endpoint (DESIGN.md §4; the transcript's judges).
+"""LLM judges over an OpenAI-compatible endpoint (docs/design.md §4a; the transcript's judges).
 
 - :class:`LLMStepJudge` sees the before/after screenshots, the plan, the reasoning and
   the history: ``success`` | ``fail`` | ``overcomplete``.
@@ -214,7 +214,7 @@ Reply with only a JSON object: {"verdict": "success" | "fail" | "blocked_complet
 
 class LLMTerminalJudge(_LLMJudgeBase, TerminalJudge):
     """Calls the model only when the agent declared completion: an episode that ran out of
-    steps (or was invalid) is ``fail`` by definition (DESIGN.md §4), so no call is made."""
+    steps (or was invalid) is ``fail`` by definition (docs/design.md §4a), so no call is made."""
 
     kind = "terminal"
     n_screens = 3

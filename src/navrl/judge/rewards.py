@@ -1,4 +1,4 @@
-"""The reward table of DESIGN.md §4 as one config object."""
+"""The reward table of docs/design.md §4b as one config object."""
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -1,4 +1,4 @@
-"""Verdicts of the step, ask-user and terminal judges (DESIGN.md §4)."""
+"""Verdicts of the step, ask-user and terminal judges (docs/design.md §4a)."""
 from __future__ import annotations
 
 import enum

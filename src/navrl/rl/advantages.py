@@ -1,4 +1,4 @@
-"""Returns and advantages (DESIGN.md §5). Pure functions, no gradient.
+"""Returns and advantages (docs/design.md §5). Pure functions, no gradient.
 
 Batch layout used throughout (B trajectories, T = longest episode in the batch):
 
@@ -60,8 +60,8 @@ __all__ = [
     "build_state_keys",
 ]
 
-WHITEN_EPS = 1e-8  # DESIGN §5: A = (A - mu) / (std + 1e-8)
-GRPO_EPS = 1e-6  # DESIGN §5: (S - mean_g) / (std_g + 1e-6)
+WHITEN_EPS = 1e-8  # docs/design.md §5: A = (A - mu) / (std + 1e-8)
+GRPO_EPS = 1e-6  # docs/design.md §5d: (S - mean_g) / (std_g + 1e-6)
 
 
 # --------------------------------------------------------------------------------------
@@ -94,7 +94,7 @@ def discounted_returns(
     """G_t = sum_{k=t}^{T-1} gamma^(k-t) r_k + R, and 0 on padding.
 
     The dense rewards are discounted; the terminal reward R is added undiscounted to every real
-    step, so a long route to success keeps full credit for the finish (DESIGN §5).
+    step, so a long route to success keeps full credit for the finish (docs/design.md §5).
 
     Args:
         step_rewards: float [B, T] dense rewards r_t (ignored where ``step_mask`` is False).
@@ -151,7 +151,7 @@ def masked_whiten(x: Tensor, mask: Tensor, eps: float = WHITEN_EPS) -> Tensor:
     Args:
         x: float [...] values to whiten (e.g. advantages [B, T]).
         mask: bool, same shape as ``x``.
-        eps: added to std (DESIGN §5: 1e-8).
+        eps: added to std (docs/design.md §5: 1e-8).
     Returns:
         float tensor, same shape as ``x``; 0 where ``mask`` is False.
     """
@@ -206,7 +206,7 @@ def grpo_advantages(scores: Tensor, group_ids: Tensor, valid: Tensor, eps: float
         scores: float [B] trajectory scores S.
         group_ids: long [B] task group of each trajectory (any integers).
         valid: bool [B].
-        eps: DESIGN §5: 1e-6.
+        eps: docs/design.md §5d: 1e-6.
     Returns:
         float [B] advantages.
     """
@@ -317,7 +317,7 @@ class AdvantageInputs:
         values: float [B, T] critic values V(s_t); required by ppo, ppo_terminal_only, gigppo.
         state_keys: long [B, T] state ids, -1 on padding; required by gigpo.
         gigpo_step_weight: w in A = A_episode + w * A_step (gigpo).
-        whiten: whiten the G - V advantages of the ppo family (DESIGN default: True).
+        whiten: whiten the G - V advantages of the ppo family (docs/design.md §5e default: True).
     """
 
     step_rewards: Tensor

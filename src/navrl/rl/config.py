@@ -1,4 +1,4 @@
-"""Training configuration: every RL default of DESIGN.md §5 in one dataclass.
+"""Training configuration: every RL default of docs/design.md §5e in one dataclass.
 
 Importing this module pulls in no torch (the CLI imports :class:`ConfigError` for every
 command); validating reads the estimator registry, which does. Each field carries its own
@@ -35,10 +35,10 @@ class TrainConfig:
 
     # --- rollouts -------------------------------------------------------------------------
     tasks_per_update: int = 16
-    """Distinct task instances sampled per update (DESIGN: 16)."""
+    """Distinct task instances sampled per update (docs/design.md §5e: 16)."""
 
     rollouts_per_task: int = 8
-    """Sibling rollouts per task; they form one group for GRPO/GiGPO/GiGPPO (DESIGN: 8)."""
+    """Sibling rollouts per task; they form one group for GRPO/GiGPO/GiGPPO (docs/design.md §5e: 8)."""
 
     max_steps: int = 30
     """Step budget of an episode; running out earns the 'budget exhausted' terminal reward."""
@@ -58,7 +58,7 @@ class TrainConfig:
     registered with navrl.rl.advantages.register_estimator (its spec says critic, hashes, group size)."""
 
     whiten_advantages: bool = True
-    """Whiten G - V over the valid steps of the batch (ppo family; DESIGN: on)."""
+    """Whiten G - V over the valid steps of the batch (ppo family; docs/design.md §5e: on)."""
 
     gigpo_step_weight: float = 1.0
     """w in the GiGPO baseline's A = A_episode + w * A_step."""
@@ -68,7 +68,7 @@ class TrainConfig:
     """Updates at the start during which only the critic learns and the policy is frozen."""
 
     critic_lr_ratio: float = 100.0
-    """Critic learning rate / policy learning rate (DESIGN: 100)."""
+    """Critic learning rate / policy learning rate (docs/design.md §5e: 100)."""
 
     critic_steps: int = 8
     """Critic gradient steps per update (full batch of valid steps); it chases a moving target."""
@@ -84,7 +84,7 @@ class TrainConfig:
     """Learning rate of the planner (the critic uses policy_lr * critic_lr_ratio)."""
 
     clip_eps: float = 0.2
-    """PPO ratio clip range (DESIGN: 0.2)."""
+    """PPO ratio clip range (docs/design.md §5e: 0.2)."""
 
     ppo_epochs: int = 1
     """Passes over each batch of rollouts per update."""
@@ -121,7 +121,7 @@ class TrainConfig:
 
     # --- run ----------------------------------------------------------------------------------
     reward_preset: str = "default"
-    """Reward table: "default" (DESIGN.md §4) or "cautionary" (the paper's prolonging GRPO reward)."""
+    """Reward table: "default" (docs/design.md §4b) or "cautionary" (the paper's prolonging GRPO reward)."""
 
     rollout_temperature: float = 1.0
     """Sampling temperature of training rollouts (evaluation decodes greedily). The policy PPO
@@ -200,7 +200,7 @@ class TrainConfig:
 
     @property
     def trajectories_per_update(self) -> int:
-        """Rollouts per update = tasks_per_update * rollouts_per_task (DESIGN: 128)."""
+        """Rollouts per update = tasks_per_update * rollouts_per_task (docs/design.md §5e: 128)."""
         return self.tasks_per_update * self.rollouts_per_task
 
     @property

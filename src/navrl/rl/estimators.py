@@ -13,7 +13,7 @@ __all__ = ["AdvantageEstimator"]
 
 
 class AdvantageEstimator(str, Enum):
-    """Built-in advantage estimators (DESIGN.md §5).
+    """Built-in advantage estimators (docs/design.md §5a).
 
     The value is the string used in configs and on the command line. Estimators registered
     with :func:`navrl.rl.advantages.register_estimator` under other names are plain strings.

@@ -1,4 +1,4 @@
-"""GiGPPO: a critic that borrows signal from the nearest state of a sibling rollout (DESIGN §5).
+"""GiGPPO: a critic that borrows signal from the nearest state of a sibling rollout (docs/design.md §5c).
 
 Each state is paired with its closest state among the *valid* sibling trajectories of the same
 task group (never its own trajectory), by the Hamming distance between 64-bit perceptual hashes

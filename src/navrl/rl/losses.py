@@ -1,4 +1,4 @@
-"""PPO policy loss, critic loss, KL-to-reference and entropy terms (DESIGN §5).
+"""PPO policy loss, critic loss, KL-to-reference and entropy terms (docs/design.md §5b).
 
 Token layout: one row per generated planner output (one step of one trajectory), L tokens:
 
@@ -132,7 +132,7 @@ def ppo_policy_loss(
         old_logp: float [N, L] log-probs at rollout time.
         advantages: float [N] (one per step, broadcast to its tokens) or [N, L].
         mask: bool [N, L] output tokens.
-        clip_eps: PPO clip range (DESIGN default 0.2).
+        clip_eps: PPO clip range (docs/design.md §5e default 0.2).
         valid: bool [N] rows of valid trajectories (optional; else all rows count).
         ref_logp: float [N, L] reference-policy log-probs for a k3 KL penalty (optional).
         kl_coef: weight of the KL penalty.
@@ -207,7 +207,7 @@ def critic_loss(
     old_values: Tensor | None = None,
     clip_range: float | None = None,
 ) -> CriticLossOutput:
-    """Critic regression to the returns G_t on valid steps (DESIGN §5: MSE).
+    """Critic regression to the returns G_t on valid steps (docs/design.md §5b: MSE).
 
     Plain: mean over valid steps of (V - G)^2. With ``clip_range`` and ``old_values`` (PPO2-style
     value clipping): V_clip = V_old + clamp(V - V_old, -c, c) and the loss takes

@@ -1,6 +1,6 @@
 """Named run presets: one place for the sizes of SFT, the tiny planner and online RL.
 
-``default`` keeps DESIGN.md §5's values (16 tasks x 8 rollouts, 30 steps, 15 warm-up
+``default`` keeps docs/design.md §5e's values (16 tasks x 8 rollouts, 30 steps, 15 warm-up
 updates, critic LR x100) for real models; ``demo`` (the pointer planner) is sized to finish
 SFT + RL on a 2-core CPU within ``make demo``'s 15 minutes; ``demo-text`` is the same job with
 the tiny text planner; ``quick`` / ``quick-pointer`` check the plumbing in seconds (tests).
@@ -24,14 +24,14 @@ class Preset:
     tokenizer_tasks: int = 200
     description: str = ""
     planner: str = "tiny"
-    """Which CPU planner the preset trains: "pointer" (DESIGN.md §3a) or "tiny" (the text LM)."""
+    """Which CPU planner the preset trains: "pointer" (docs/design.md §3a) or "tiny" (the text LM)."""
     pointer: PointerConfig = field(default_factory=PointerConfig)
     """Sizes of the pointer planner (used when planner == "pointer")."""
 
 
 def _presets() -> dict[str, Preset]:
     return {
-        "default": Preset("default", SFTConfig(), TinyConfig(), TrainConfig(), description="DESIGN.md §5 defaults"),
+        "default": Preset("default", SFTConfig(), TinyConfig(), TrainConfig(), description="docs/design.md §5e defaults"),
         "demo": Preset(
             "demo",
             # Sized from measurements on the 2-core machine (docs/results/pointer_planner.md):

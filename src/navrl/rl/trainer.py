@@ -1,4 +1,4 @@
-"""Online RL of the planner (DESIGN.md §5), CleanRL-style: each update reads top to bottom —
+"""Online RL of the planner (docs/design.md §5), CleanRL-style: each update reads top to bottom —
 collect, score, advantages, update, log.
 
 The grounder is frozen; the planner (a :class:`~navrl.agent.policy.base.Policy`) and a

@@ -1,4 +1,4 @@
-"""Scalar value head on an LM's hidden states, read at the last prompt token (DESIGN §5).
+"""Scalar value head on an LM's hidden states, read at the last prompt token (docs/design.md §5b).
 
 The value V(s_t) is read at the last token *before* the step's output is generated, so the
 estimate cannot see the choice it judges. With a causal LM that hidden state depends only on

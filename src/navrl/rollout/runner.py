@@ -1,4 +1,4 @@
-"""The batched episode runner (DESIGN.md §1): plan, ground, act, judge, for many episodes at once.
+"""The batched episode runner (docs/design.md §1): plan, ground, act, judge, for many episodes at once.
 
 Planner calls are batched across the episodes ready to plan, and the device actions of a
 round are started together; what a step does and earns is :mod:`navrl.rollout.step` (the

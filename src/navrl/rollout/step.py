@@ -1,4 +1,4 @@
-"""One step of one episode (DESIGN.md §1): parse the plan, ground it, act, judge, reward.
+"""One step of one episode (docs/design.md §1): parse the plan, ground it, act, judge, reward.
 
 :class:`Stepper` holds the rules of a step: the unparseable charge, grounding, the ask-user
 branch (simulated user, ask judge, memory), the complete branch, the step judge with the

@@ -1,4 +1,4 @@
-"""The one task protocol every world's tasks implement (docs/design.md, "Tasks and worlds").
+"""The one task protocol every world's tasks implement (docs/design.md §7a).
 
 Rollout, judges, the trainer and the CLI see tasks only through :class:`Task`: an identity
 (``id``, ``suite``, ``template``, ``seed``), what the agent is told (``goal``), the platform

@@ -1,4 +1,4 @@
-"""A grounder that routes chosen step kinds to a second grounder (DESIGN.md §3).
+"""A grounder that routes chosen step kinds to a second grounder (docs/design.md §3).
 
 The paper's hybrid: the primary (direction-only) grounder handles everything except
 swipes, which go to a VLM that can swipe from a specific spot. ``fallback=True`` also

@@ -1,5 +1,5 @@
 """The VLM grounder: a vision-language model on an OpenAI-compatible endpoint points at
-the element a step names (DESIGN.md §3).
+the element a step names (docs/design.md §3).
 
 The screenshot (optionally downscaled) and the step go to the model; its reply is read
 for one point in any of the usual forms::

@@ -592,7 +592,7 @@ class HFPlanner(Policy):
         logp = logp_all.gather(2, tgt[..., None]).squeeze(2) * m
         with torch.set_grad_enabled(torch.is_grad_enabled() and self.config.entropy_grad):
             ent = -(logp_all.exp() * logp_all.clamp_min(torch.finfo(logp_all.dtype).min)).sum(-1) * m
-        # imported here: navrl.rl sits above navrl.agent in the layer order (DESIGN §1)
+        # imported here: navrl.rl sits above navrl.agent in the layer order (docs/design.md §1)
         from navrl.agent.policy.hidden import last_prompt_token_hidden
         state = last_prompt_token_hidden(res.hidden_states[-1], patt.sum(1).to(self.device), att.to(self.device),
                                          padding_side="left").float()

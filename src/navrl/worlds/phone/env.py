@@ -3,7 +3,7 @@
 Actions are text in the planner's Step form (``Tap "Search"``, ``Type "shoes"``,
 ``Swipe up``, ``Go home``, ``Ask user: ...``, ``Complete: 42``), grounded by the
 accessibility grounder. Rewards come from the oracle judges and the reward table of
-DESIGN.md §4, so an episode here scores exactly like one in the trainer.
+docs/design.md §4b, so an episode here scores exactly like one in the trainer.
 """
 from __future__ import annotations
 

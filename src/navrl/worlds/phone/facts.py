@@ -1,4 +1,4 @@
-"""A task's oracle facts, computed where its phone world lives (DESIGN.md §4, issue #27).
+"""A task's oracle facts, computed where its phone world lives (docs/design.md §4a, issue #27).
 
 The oracle judges need, for every state an episode passes through: is the goal met, is the
 task at its unavoidable wall, and how many steps the scripted expert needs from there

@@ -1,4 +1,4 @@
-"""Oracle judges for the phone world, from the tasks' own checks (DESIGN.md §4).
+"""Oracle judges for the phone world, from the tasks' own checks (docs/design.md §4a).
 
 - progress: the expert's remaining-step count went down;
 - hallucination: the reasoning quotes text that is not on the before-screen (nor in the

@@ -1,5 +1,5 @@
 """The phone world's tasks: TaskSpec (one instance, a :class:`navrl.tasks.task.Task`) and
-Template (a family of instances); docs/design.md, "The phone world"."""
+Template (a family of instances); docs/design.md §7b."""
 from __future__ import annotations
 
 import random

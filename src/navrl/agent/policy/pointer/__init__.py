@@ -1,4 +1,4 @@
-"""The pointer planner (DESIGN.md §3a): the CPU default. It scores UI nodes and copies text
+"""The pointer planner (docs/design.md §3a): the CPU default. It scores UI nodes and copies text
 spans instead of generating entity strings, so what it learns on one task instance carries
 to the next."""
 from navrl.agent.policy.pointer.model import PointerConfig

@@ -6,10 +6,10 @@ the trainer can store it and ``score`` can rebuild the same features), which
 alignment against the goal and answers, the node x goal-piece match matrix that biases
 attention, which kinds and nodes are legal, and the candidate text spans.
 
-Decisions are factorised (DESIGN.md §3a): ``kind``, then a node (tap, long press, swipe
+Decisions are factorised (docs/design.md §3a): ``kind``, then a node (tap, long press, swipe
 left/right on) or a text candidate (type, answer, the subject of a question), then a
 question frame (ask). A decision is a short list of ints — the planner's "output token
-ids" — and renders as the Step line of DESIGN.md §3.
+ids" — and renders as the Step line of docs/design.md §3.
 """
 from __future__ import annotations
 
@@ -676,7 +676,7 @@ def _q(s: str) -> str:
 
 
 def render_step(d: Decision, e: Encoded, frames: list[str]) -> str:
-    """The Step line of a decision (DESIGN.md §3 forms)."""
+    """The Step line of a decision (docs/design.md §3 forms)."""
     k = KINDS[d.kind]
     if k in NODE_KINDS:
         label = e.node_labels[d.arg]

@@ -1,5 +1,5 @@
 """The pointer planner: the CPU default that points at nodes and copies text spans instead
-of writing entity strings token by token (DESIGN.md §3a).
+of writing entity strings token by token (docs/design.md §3a).
 
 It speaks the planner protocol: every decision is rendered as ``Reasoning / Step /
 Remaining`` text, so grounders, judges, trajectories and reports are unchanged. Its

@@ -3,7 +3,7 @@
 Everything else on a screen or in a goal (names, amounts, titles — the words that change
 with every task instance) is an *entity*: it gets a per-state placeholder vector by order
 of first appearance, shared by goal and screen, so no weight can memorise it
-(docs/design.md, "The pointer planner"). The phone world's vocabulary (its ``vocabulary``
+(docs/design.md §3a). The phone world's vocabulary (its ``vocabulary``
 hook, :mod:`navrl.worlds.phone.corpus`) is built from its train suite (screens,
 pop-ups and goals the expert meets) minus every word that appears in a task's sampled
 parameters, plus function words and app names, which are never entities.

@@ -1,4 +1,4 @@
-"""Perturbation and fault-injection settings of the phone world (DESIGN.md §7)."""
+"""Perturbation and fault-injection settings of the phone world (docs/design.md §7b)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
