@@ -4,7 +4,7 @@ The world's creation, snapshots and the oracle judge were rewritten for speed (i
 the worlds must stay exactly what they were for the same (template, seed): the same app
 data, rng state, screens and screenshots, the same expert trajectories, and the same
 oracle verdicts and rewards — also for planners that stray from the expert and ask. The
-digests below were computed with the code of f0ad593 (``python tests/test_world_pin.py``
+digests below were computed with the code of f0ad593 (``python tests/worlds/phone/test_world_pin.py``
 prints them); a change of any world, screen or verdict changes a digest.
 """
 from __future__ import annotations
