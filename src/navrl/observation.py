@@ -1,6 +1,7 @@
 """Observation and UI-tree node types shared by every device backend (layer 1)."""
 from __future__ import annotations
 
+import hashlib
 import io
 from dataclasses import dataclass, field
 from typing import Callable
@@ -105,3 +106,13 @@ class Observation:
             tail = (" " + " ".join(extra)) if extra else ""
             lines.append(f"[{n.role}] {n.label}{tail}")
         return "\n".join(lines)
+
+
+def ui_hash(obs: Observation) -> str:
+    """Hash of a screen's app and UI tree: the screen's identity in step records
+    (``Step.screen_hash``) and in the history the judges read."""
+    h = hashlib.blake2b(digest_size=8)
+    h.update((obs.app or "").encode())
+    for n in obs.nodes:
+        h.update(f"{n.role}|{n.label}|{n.value}|{n.focused}|{n.bounds}".encode())
+    return h.hexdigest()

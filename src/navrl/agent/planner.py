@@ -1,4 +1,4 @@
-"""The Planner interface and the two built-in non-learning planners (expert, random)."""
+"""The Planner interface and the built-in non-learning planners (expert, random, the two mixed)."""
 from __future__ import annotations
 
 import abc
@@ -54,19 +54,43 @@ class RandomPlanner(Planner):
         self.rng = random.Random(seed)
 
     def plan(self, contexts: list[PlannerContext]) -> list[PlannerOutput]:
-        out = []
+        return [random_step(self.rng, c.obs) for c in contexts]
+
+
+def random_step(rng: random.Random, obs: Observation) -> PlannerOutput:
+    """A random step among what is on screen (the random planner's)."""
+    labels = [n.label for n in obs.nodes if n.label and n.actions] or ["Search"]
+    r = rng.random()
+    if r < 0.7:
+        step = f'Tap "{rng.choice(labels)}"'
+    elif r < 0.8:
+        step = f"Swipe {rng.choice(['up', 'down'])}"
+    elif r < 0.9:
+        step = f'Type "{rng.choice(["hello", "shoes", "Paris", "42"])}"'
+    elif r < 0.97:
+        step = "Go home"
+    else:
+        step = "Complete"
+    return PlannerOutput(f"Reasoning: I try something.\nStep: {step}\nRemaining: unknown")
+
+
+class MixedPlanner(Planner):
+    """The expert, except that each step is a random one with probability ``p`` (so wrong
+    steps occur and the expert recovers from them: ``navrl judge audit --planner mix:P``).
+    Which steps go random is fixed by (seed, task id, step index), whatever the batching."""
+
+    name = "mix"
+
+    def __init__(self, p: float, seed: int = 0):
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"the random-step probability must be in [0, 1], got {p}")
+        self.p, self.seed = p, seed
+        self.expert = ExpertPlanner()
+
+    def plan(self, contexts: list[PlannerContext]) -> list[PlannerOutput]:
+        out: list[PlannerOutput | None] = []
         for c in contexts:
-            labels = [n.label for n in c.obs.nodes if n.label and n.actions] or ["Search"]
-            r = self.rng.random()
-            if r < 0.7:
-                step = f'Tap "{self.rng.choice(labels)}"'
-            elif r < 0.8:
-                step = f"Swipe {self.rng.choice(['up', 'down'])}"
-            elif r < 0.9:
-                step = f'Type "{self.rng.choice(["hello", "shoes", "Paris", "42"])}"'
-            elif r < 0.97:
-                step = "Go home"
-            else:
-                step = "Complete"
-            out.append(PlannerOutput(f"Reasoning: I try something.\nStep: {step}\nRemaining: unknown"))
-        return out
+            rng = random.Random(f"{self.seed}|{c.task.id}|{len(c.history)}")
+            out.append(random_step(rng, c.obs) if rng.random() < self.p else None)
+        expert = iter(self.expert.plan([c for c, o in zip(contexts, out) if o is None]))
+        return [o if o is not None else next(expert) for o in out]

@@ -71,9 +71,11 @@ def make_planner(name: str, seed: int = 0, **kw):
 # ---------------------------------------------------------------------- output locations
 RUN_FILES = ("metrics.jsonl", "checkpoints", "tb", "sft.pt", "sft.json", "results.json", "results.md", "results.csv",
              "summary.json", "report.html", "filmstrips", "trajectories.jsonl", "frames", "filmstrip.png", "runs",
-             "sft", "rl", "success_vs_updates.png", "length_vs_updates.png")
+             "sft", "rl", "success_vs_updates.png", "length_vs_updates.png", "audit.json", "audit.html",
+             "verdicts.jsonl")
 """What navrl commands write into an ``--out`` directory (``--overwrite`` removes exactly these)."""
-RUN_MARKERS = ("metrics.jsonl", "checkpoints", "sft.pt", "results.json", "summary.json", "trajectories.jsonl")
+RUN_MARKERS = ("metrics.jsonl", "checkpoints", "sft.pt", "results.json", "summary.json", "trajectories.jsonl",
+               "audit.json")
 """Any of these in a directory means it already holds a run."""
 
 

@@ -52,16 +52,7 @@ def add_suite_arguments(p: argparse.ArgumentParser, default: str | None = "train
 def add_part_arguments(p: argparse.ArgumentParser, default_suite: str = "train") -> None:
     """The part flags on a subcommand's parser (``navrl train``, ``navrl eval``)."""
     add_suite_arguments(p, default_suite)
-    p.add_argument("--judge", default=None, metavar="JUDGE",
-                   help="oracle (phone world), llm (OpenAI-compatible endpoint from $NAVRL_API_BASE/$NAVRL_API_MODEL, "
-                        "key from $OPENAI_API_KEY), page (web tasks), or another a world registers; default: by suite")
-    p.add_argument("--judge-model", default=None, metavar="MODEL", help="--judge llm: model of the step and ask judges")
-    p.add_argument("--terminal-model", default=None, metavar="MODEL",
-                   help="--judge llm: a (stronger) model for the terminal judge (default: --judge-model)")
-    p.add_argument("--judge-retries", type=int, default=None, metavar="N",
-                   help="--judge llm: retries of a failed request (timeouts, 429, 5xx; default 4)")
-    p.add_argument("--judge-timeout", type=float, default=None, metavar="S",
-                   help="--judge llm: seconds one request may take (default 60)")
+    add_judge_arguments(p)
     p.add_argument("--devices", default=None, choices=DEVICE_KINDS,
                    help="phone (embedded phone world), browser (Chromium), android (adb) or ios (WebDriverAgent); "
                         "default: by suite")
@@ -73,6 +64,22 @@ def add_part_arguments(p: argparse.ArgumentParser, default_suite: str = "train")
                         "app_data:NAME:PKG,...; --devices ios: BUNDLE_ID,... to terminate and relaunch")
     p.add_argument("--faults", default=None, metavar="NAME=RATE,...", help=FAULTS_HELP)
     add_farm_arguments(p)
+
+
+def add_judge_arguments(p: argparse.ArgumentParser, default: str | None = None) -> None:
+    """``--judge`` and the LLM judges' endpoint flags."""
+    p.add_argument("--judge", default=default, metavar="JUDGE",
+                   help="oracle (phone world), llm (OpenAI-compatible endpoint from $NAVRL_API_BASE/$NAVRL_API_MODEL, "
+                        "key from $OPENAI_API_KEY), page (web tasks), or another a world registers; "
+                        "noisy:step_fp=P,step_fn=P,lenient=L,seed=S (or noisy:audit=PATH/audit.json): the suite's "
+                        "exact judge with simulated errors (docs/judges.md); default: by suite")
+    p.add_argument("--judge-model", default=None, metavar="MODEL", help="--judge llm: model of the step and ask judges")
+    p.add_argument("--terminal-model", default=None, metavar="MODEL",
+                   help="--judge llm: a (stronger) model for the terminal judge (default: --judge-model)")
+    p.add_argument("--judge-retries", type=int, default=None, metavar="N",
+                   help="--judge llm: retries of a failed request (timeouts, 429, 5xx; default 4)")
+    p.add_argument("--judge-timeout", type=float, default=None, metavar="S",
+                   help="--judge llm: seconds one request may take (default 60)")
 
 
 @dataclass
@@ -119,13 +126,7 @@ def choose(args) -> tuple[SuiteChoice, str, str]:
     """(suite, judge, devices) with the defaults filled in and impossible combinations refused."""
     sc = parse_suite(args)
     devices = args.devices or sc.suite.devices[0]
-    judge = args.judge or sc.suite.default_judge(devices)
-    from navrl.judge.sets import judge_kinds
-    if judge not in judge_kinds():
-        raise CLIError(f"unknown --judge {judge!r}: use one of {', '.join(judge_kinds())}")
-    why = sc.suite.check(devices, judge, sc.options)
-    if why:
-        raise CLIError(why)
+    judge = resolve_judge(args.judge or sc.suite.default_judge(devices), sc, devices)
     if args.ray is not None and devices == "browser":
         raise CLIError("--devices browser runs on the in-process browser pool: the Ray farm's observations do "
                        "not carry the page's reward, which the page judge reads")
@@ -134,6 +135,27 @@ def choose(args) -> tuple[SuiteChoice, str, str]:
     if devices in ("android", "ios") and not args.serials:
         raise CLIError(f"--devices {devices} needs --serials (adb serials or WebDriverAgent URLs)")
     return sc, judge, devices
+
+
+def resolve_judge(judge: str, sc: SuiteChoice, devices: str) -> str:
+    """``--judge`` checked against the suite and devices; a ``noisy:`` kind comes back in its
+    canonical form, standing on the suite's default judge unless it names a ``base``."""
+    from navrl.judge.sets import judge_kinds
+    exact = judge
+    if judge.partition(":")[0] == "noisy":
+        from navrl.judge.noisy import NoisySpec
+        try:
+            spec = NoisySpec.parse(judge.partition(":")[2]).with_base(sc.suite.default_judge(devices))
+            spec.model()   # a bad audit file is bad input now, not after the set-up
+        except ValueError as e:
+            raise CLIError(f"--judge {e}") from None
+        judge, exact = spec.text(), spec.base
+    elif judge not in judge_kinds():
+        raise CLIError(f"unknown --judge {judge!r}: use one of {', '.join(judge_kinds())}")
+    why = sc.suite.check(devices, exact, sc.options)
+    if why:
+        raise CLIError(why)
+    return judge
 
 
 # ------------------------------------------------------------------------------- tasks

@@ -9,7 +9,7 @@ from navrl.agent.grounders.base import Grounder
 from navrl.agent.planner import Planner
 from navrl.api.client import APIRequestError
 from navrl.eval.result import EvalAborted, EvalResult, summarize
-from navrl.judge.sets import make_judges
+from navrl.judge.sets import base_kind, make_judges
 from navrl.rollout.records import Trajectory
 from navrl.rollout.runner import EpisodeRunner, RunnerConfig
 from navrl.tasks.registry import get_suite, suites as registered_suites
@@ -57,8 +57,10 @@ def evaluate_trainer(trainer, suites=None, episodes: int | None = None, progress
     pol, cfg = trainer.policy, trainer.cfg
     n = episodes or cfg.eval_episodes
     src = getattr(trainer.tasks, "suite", None)
+    # a run trained under a noisy judge (navrl.judge.noisy) is evaluated by the exact judge it corrupts:
+    # the success its planner reached, not what the noisy judge said about it
     fixed = (isinstance(src, str) and src in registered_suites() and trainer.devices is None
-             and trainer.judges.kind == get_suite(src).default_judge(get_suite(src).devices[0]))
+             and base_kind(trainer.judges.kind) == get_suite(src).default_judge(get_suite(src).devices[0]))
     pol.sample = False
     try:
         if fixed:

@@ -39,7 +39,7 @@ from navrl.lru import BoundedCache
 from navrl.observation import Observation
 from navrl.rollout.episode import Episode
 from navrl.rollout.records import Trajectory
-# ui_hash's home is navrl.rollout.step; imported here too for callers that import it from the runner
+# ui_hash's home is navrl.observation; imported here too for callers that import it from the runner
 from navrl.rollout.step import Stepper, resume, ui_hash  # noqa: F401
 from navrl.tasks.task import Task
 from navrl.tasks.user import ProfileUser

@@ -13,7 +13,6 @@ at once for callers with a single device.
 """
 from __future__ import annotations
 
-import hashlib
 import time
 from dataclasses import dataclass
 from typing import Callable, Generator
@@ -26,21 +25,12 @@ from navrl.device.pool import step_devices
 from navrl.judge.base import AskJudge, PastStep, StepContext, StepJudge, TerminalContext, TerminalJudge
 from navrl.judge.rewards import RewardConfig
 from navrl.judge.verdicts import EndReason, StepVerdict, TerminalVerdict
-from navrl.observation import Observation
+# ui_hash's home is navrl.observation (the judges read screen identities too); re-exported here
+from navrl.observation import Observation, ui_hash  # noqa: F401
 from navrl.planning import PlannerOutput
 from navrl.rollout.episode import Episode
 from navrl.rollout.records import Step
 from navrl.tasks.user import ProfileUser
-
-
-def ui_hash(obs: Observation) -> str:
-    """Hash of a screen's app and UI tree: the screen's identity in step records
-    (``Step.screen_hash``) and in the history the judges read."""
-    h = hashlib.blake2b(digest_size=8)
-    h.update((obs.app or "").encode())
-    for n in obs.nodes:
-        h.update(f"{n.role}|{n.label}|{n.value}|{n.focused}|{n.bounds}".encode())
-    return h.hexdigest()
 
 
 @dataclass
