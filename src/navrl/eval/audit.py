@@ -193,9 +193,9 @@ class AuditJudge(StepJudge, AskJudge, TerminalJudge):
         if not missing or (asked < self.min_asked and not final):
             return
         if missing / asked > self.max_unavailable:
-            last = next(p.error for p in reversed(self.pairs) if p.judged is None)
+            first = next(p.error for p in self.pairs if p.judged is None)   # the cause; later ones say "circuit open"
             raise Outage(f"the judge under audit could not answer {missing} of {asked} verdicts "
-                         f"(more than {100 * self.max_unavailable:g}% allowed): {last}; no audit written")
+                         f"(more than {100 * self.max_unavailable:g}% allowed), first: {first}; no audit written")
 
 
 # ---------------------------------------------------------------------- statistics
