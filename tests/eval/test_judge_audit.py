@@ -209,10 +209,12 @@ def test_a_bad_endpoint_ends_the_audit_with_one_line_and_no_audit(case, code, tm
     ["judge", "audit", "--judge", "noisy:step_fp=0.1", "--suite", "synth:/nonexistent.json"],
     ["eval", "-n", "2", "--judge", "noisy:bad=1"],
     ["train", "--preset", "quick", "--judge", "noisy:bad=1"],
+    ["judge", "audit", "--judge", "llm"],                                 # no endpoint configured
+    ["judge"],
 ])
-def test_a_bad_noisy_spec_is_one_line_and_exit_2(args, tmp_path):
+def test_bad_judge_flags_are_one_line_and_exit_2(args, tmp_path):
     out = tmp_path / "out"
-    r = _cli(args + ["--out", str(out)], {})
+    r = _cli(args + (["--out", str(out)] if len(args) > 1 else []), {"NAVRL_API_BASE": ""})
     lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
     assert r.returncode == 2 and len(lines) == 1 and lines[0].startswith("navrl: error:"), r.stderr
     assert not any((out / f).exists() for f in OUT_FILES + ("results.json", "metrics.jsonl"))

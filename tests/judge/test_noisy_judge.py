@@ -192,6 +192,9 @@ def test_make_judges_builds_it_around_the_oracle_in_canonical_form():
     assert base_kind(js.kind) == "oracle" and base_kind("llm") == "llm"
     with pytest.raises(ValueError, match="unknown judge set 'nosuch'"):
         make_judges("noisy:step_fp=0.1,base=nosuch")
+    with pytest.raises(ValueError, match="corrupts an exact judge set"):   # a suite judged by llm has none
+        NoisySpec.parse("step_fp=0.1").with_base("llm")
+    assert NoisySpec.parse("step_fp=0.1,base=oracle").with_base("llm").base == "oracle"
 
 
 # ---------------------------------------------------------------------- from an audit

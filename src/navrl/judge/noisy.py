@@ -119,9 +119,8 @@ class NoisySpec(NamedTuple):
         except ValueError:
             raise ValueError(f"noisy judge: seed={seen['seed']} is not an integer") from None
         base = seen.get("base")
-        if base in ("llm", "noisy"):
-            raise ValueError(f"noisy judge: base={base}: the noisy judge corrupts an exact judge set (a world's, "
-                             "such as oracle)")
+        if base is not None:
+            _check_base(base)
         audit = seen.get("audit")
         if audit is not None and rates:
             raise ValueError(f"noisy judge: audit=PATH takes every rate from the audit; drop {', '.join(rates)}")
@@ -132,7 +131,8 @@ class NoisySpec(NamedTuple):
         return ErrorModel.from_audit(self.audit) if self.audit is not None else ErrorModel.from_rates(**self.rates)
 
     def with_base(self, base: str) -> "NoisySpec":
-        return self._replace(base=self.base or base)
+        """The spec standing on ``base`` unless it names its own (ValueError: not an exact judge set)."""
+        return self._replace(base=_check_base(self.base or base))
 
     def text(self) -> str:
         """The canonical kind (fixed key order), as runs record it."""
@@ -140,6 +140,13 @@ class NoisySpec(NamedTuple):
         items += [f"{k}={self.rates[k]:g}" for k in RATES if k in self.rates]
         items += [f"seed={self.seed}"] + ([f"base={self.base}"] if self.base else [])
         return "noisy:" + ",".join(items)
+
+
+def _check_base(base: str) -> str:
+    if base.partition(":")[0] in ("llm", "noisy"):
+        raise ValueError(f"noisy judge: base={base}: the noisy judge corrupts an exact judge set (a world's, such as "
+                         "oracle), and this one is not")
+    return base
 
 
 # ---------------------------------------------------------------------- the error model
