@@ -114,9 +114,11 @@ def run_audit_cmd(args) -> int:
             advance.set_total(sum(t.length for t in audit.trajectories))  # type: ignore[attr-defined]
     finally:
         api_log.setLevel(level)
-    model = getattr(getattr(audited.step, "client", None), "model", None)
-    meta = {"judge": judge, "judge_model": model, "reference": reference, "suite": args.suite,
-            "planner": args.planner, "seed": args.seed}
+    def model(j) -> str | None:
+        return getattr(getattr(j, "client", None), "model", None)
+    meta = {"judge": judge, "judge_model": model(audited.step), "terminal_model": model(audited.terminal),
+            "reference": reference, "suite": args.suite, "planner": args.planner, "episodes_asked": args.episodes,
+            "seed": args.seed}
     summary = audit.summary(meta, price_known if clients else None)
     # the page and the pairs first: audit.json, the result, appears last and only complete
     write_audit_page(out / "audit.html", summary, audit.worst)

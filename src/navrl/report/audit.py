@@ -110,8 +110,9 @@ def _disagreement(i: int, d: Any) -> str:
     p = d.pair
     where = "final screens" if p.kind == "terminal" else f"step {p.t}"
     shots = []
-    for label, png, act in (("before", d.before_png, p.action if p.kind == "step" else None),
-                            ("after" if p.kind != "ask" else "screen", d.after_png, None)):
+    labels = {"step": ("before", "after"), "ask": ("", "screen"), "terminal": ("previous screen", "final screen")}
+    for label, png, act in ((labels[p.kind][0], d.before_png, p.action if p.kind == "step" else None),
+                            (labels[p.kind][1], d.after_png, None)):
         uri = _data_uri(png, act)
         if uri is not None:
             shots.append(f"<figure style='display:inline-block;margin:0'><img alt='{label}' src='{uri}'>"
