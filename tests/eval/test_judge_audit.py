@@ -242,3 +242,15 @@ def test_a_trainer_under_a_noisy_judge_is_evaluated_by_its_exact_judge():
                               judges=make_judges("noisy:terminal_fn=1,terminal_fp=1"))
     res = evaluate_trainer(trainer)["test-ios"]
     assert res.successes >= 2      # the oracle's verdicts: the noisy one would have failed every success
+
+
+def test_a_trained_planner_can_be_audited_from_its_checkpoint(tmp_path):
+    from navrl.experiments.pipeline import build_tiny_policy, save_policy
+    from navrl.rl.presets import get_preset
+    sft = save_policy(build_tiny_policy(get_preset("quick")), tmp_path / "sft" / "sft.pt")
+    out = tmp_path / "ckpt"
+    assert main(["judge", "audit", "--judge", "noisy:step_fp=0.5", "-n", "3", "--planner", str(sft),
+                 "--out", str(out)]) == 0
+    a = json.loads((out / "audit.json").read_text())
+    assert a["planner"] == str(sft) and a["episodes"]["n"] == 3
+    assert a["verdicts"]["answered"] >= 3      # at least every episode's ending
