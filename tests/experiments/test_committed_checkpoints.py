@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from navrl.agent.policy.base import GREEDY
 from navrl.eval import evaluate
 from navrl.experiments.pipeline import load_policy
 from navrl.tasks.registry import SuiteOptions, get_suite
@@ -48,9 +49,8 @@ def test_a_committed_checkpoint_loads_and_plays_its_world(rel):
         from navrl.device.browser import BrowserBackend
         from navrl.device.ray_farm import make_device_factory
         devices = make_device_factory(None, devices=4, backend=BrowserBackend(screenshots="off"))
-    policy.sample = False
     try:
-        res = evaluate(policy, suite_name, tasks=tasks, devices=devices, batch_size=n if devices is None else 4)
+        res = evaluate(policy.sampled(GREEDY), suite_name, tasks=tasks, devices=devices, batch_size=n if devices is None else 4)
     finally:
         if devices is not None:
             devices.close()

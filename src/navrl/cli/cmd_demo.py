@@ -64,12 +64,13 @@ def run(args) -> int:
           f"{preset.train.trajectories_per_update} rollouts")
     train_with_progress(trainer, preset.train.num_updates, 0)
     print("[4/4] evaluate after RL")
+    from navrl.agent.policy.base import GREEDY
     from navrl.eval import evaluate as run_eval, paired_gain_interval
-    trainer.policy.sample = False
+    greedy = trainer.policy.sampled(GREEDY)
     after = {}
     with bar("evaluate RL", len(suites) * n_eval * preset.train.max_steps) as adv:
         for s in suites:
-            after[s] = run_eval(trainer.policy, s, n_eval, record_frames=True, progress=lambda k: adv(k))
+            after[s] = run_eval(greedy, s, n_eval, record_frames=True, progress=lambda k: adv(k))
     for s, r in after.items():
         print(f"        RL {s:13s} {r.summary().splitlines()[0]}")
     trainer.logger.log({"kind": "eval", "update": trainer.update, **{s: r.to_dict() for s, r in after.items()}})

@@ -74,12 +74,12 @@ def run(args) -> int:
 
 
 def _policy(path: str):
-    """A trained planner from a checkpoint, set to greedy decoding."""
+    """A trained planner from a checkpoint, decoding greedily."""
+    from navrl.agent.policy.base import GREEDY
     from navrl.experiments.pipeline import load_policy
     from navrl.rl.trainer import CheckpointError
     try:
         policy = load_policy(path)
     except CheckpointError as e:
         raise CLIError(f"--policy: {e}") from None
-    policy.sample = False
-    return policy
+    return policy.sampled(GREEDY)

@@ -7,6 +7,7 @@ import random
 from navrl.agent.grounders.accessibility import AccessibilityGrounder
 from navrl.agent.grounders.base import Grounder
 from navrl.agent.planner import Planner
+from navrl.agent.policy.base import greedy
 from navrl.api.client import APIRequestError
 from navrl.eval.result import EvalAborted, EvalResult, summarize
 from navrl.judge.sets import base_kind, make_judges
@@ -54,26 +55,23 @@ def evaluate_trainer(trainer, suites=None, episodes: int | None = None, progress
     With any other parts (MiniWoB++, a web app, synthesised tasks, real devices): ``episodes``
     tasks drawn from the trainer's task source with an RNG of its own (``cfg.seed + 2 + seed``),
     on the trainer's devices and judges, reported under the source's name."""
-    pol, cfg = trainer.policy, trainer.cfg
+    cfg = trainer.cfg
     n = episodes or cfg.eval_episodes
     src = getattr(trainer.tasks, "suite", None)
     # a run trained under a noisy judge (navrl.judge.noisy) is evaluated by the exact judge it corrupts:
     # the success its planner reached, not what the noisy judge said about it
     fixed = (isinstance(src, str) and src in registered_suites() and trainer.devices is None
              and base_kind(trainer.judges.kind) == get_suite(src).default_judge(get_suite(src).devices[0]))
-    pol.sample = False
-    try:
-        if fixed:
-            out = {s: evaluate(pol, s, n, grounder=trainer.grounder, progress=progress)
-                   for s in suites or cfg.eval_suites}
-        else:
-            tasks = trainer.tasks.sample(n, random.Random(cfg.seed + 2 + seed))
-            out = {trainer.tasks.name: evaluate(
-                pol, trainer.tasks.name, tasks=tasks, grounder=trainer.grounder, progress=progress,
-                devices=trainer.devices, judges=tuple(trainer.judges[:3]),
-                batch_size=cfg.trajectories_per_update if trainer.devices is not None else 64)}
-    finally:
-        pol.sample = True
+    pol = greedy(trainer.policy)   # greedy through a view: the trainer's policy is not touched
+    if fixed:
+        out = {s: evaluate(pol, s, n, grounder=trainer.grounder, progress=progress)
+               for s in suites or cfg.eval_suites}
+    else:
+        tasks = trainer.tasks.sample(n, random.Random(cfg.seed + 2 + seed))
+        out = {trainer.tasks.name: evaluate(
+            pol, trainer.tasks.name, tasks=tasks, grounder=trainer.grounder, progress=progress,
+            devices=trainer.devices, judges=tuple(trainer.judges[:3]),
+            batch_size=cfg.trajectories_per_update if trainer.devices is not None else 64)}
     if trainer.logger:
         trainer.logger.log({"kind": "eval", "update": trainer.update, **{s: r.to_dict() for s, r in out.items()}})
     return out

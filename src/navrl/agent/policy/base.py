@@ -7,8 +7,9 @@ critic reads the value, so it cannot see the output it judges).
 from __future__ import annotations
 
 import abc
+import contextlib
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Iterator
 
 import torch
 
@@ -30,17 +31,52 @@ class ScoredBatch:
     state: torch.Tensor
 
 
+@dataclass(frozen=True)
+class Sampling:
+    """How a policy decodes, passed to it explicitly (:meth:`Policy.sampled`), never set on it
+    from outside: greedy (evaluation), or sampled at ``temperature`` with ``explore`` (rollouts)."""
+
+    greedy: bool = False
+    """Decode the most likely output (evaluation) instead of sampling."""
+    temperature: float = 1.0
+    """Sampling temperature; the recorded log-probs are of the tempered distribution."""
+    explore: float = 0.0
+    """Share of probability spread uniformly over the legal first-factor choices while sampling."""
+
+
+GREEDY = Sampling(greedy=True)
+"""Greedy decoding: what every evaluation uses."""
+
+
 class Policy(Planner, abc.ABC):
     """A trainable planner."""
 
     sample: bool = True
-    """Sample outputs (training rollouts) or decode greedily (evaluation)."""
+    """Sample outputs (training rollouts) or decode greedily (evaluation). Set only through
+    :meth:`sampled` / :meth:`using` with a :class:`Sampling`, never from outside."""
+    temperature: float = 1.0
+    """The sampling temperature (see :class:`Sampling`)."""
     explore: float = 0.0
     """While sampling, the share of probability spread uniformly over the legal choices of a
     decision's first factor (policies without factors ignore it). Rollouts record the
     log-probs of that behaviour distribution, so PPO's ratio corrects for it."""
     critic: Callable[[torch.Tensor], torch.Tensor | None] | None = None
     """Set by the trainer: states [N, H] -> values [N] (or None), logged with ``plan``'s outputs."""
+
+    def sampled(self, sampling: Sampling) -> "SampledPolicy":
+        """This policy as a planner that decodes with ``sampling`` (the weights are shared; the
+        policy itself is not changed): ``evaluate(policy.sampled(GREEDY), ...)``."""
+        return SampledPolicy(self, sampling)
+
+    @contextlib.contextmanager
+    def using(self, sampling: Sampling) -> Iterator["Policy"]:
+        """Decode with ``sampling`` inside the block, and as before after it."""
+        old = (self.sample, getattr(self, "temperature", 1.0), self.explore)
+        self.sample, self.temperature, self.explore = not sampling.greedy, sampling.temperature, sampling.explore
+        try:
+            yield self
+        finally:
+            self.sample, self.temperature, self.explore = old
 
     @abc.abstractmethod
     def prompt_text(self, ctx) -> str:
@@ -89,3 +125,25 @@ class Policy(Planner, abc.ABC):
     @abc.abstractmethod
     def state_dim(self) -> int:
         """Size of the last-prompt-token hidden state (the critic's input)."""
+
+
+def greedy(planner: Planner) -> Planner:
+    """``planner`` decoding greedily: a policy's :meth:`Policy.sampled` view with :data:`GREEDY`;
+    any other planner (the expert, an API model) as it is."""
+    return planner.sampled(GREEDY) if isinstance(planner, Policy) else planner
+
+
+class SampledPolicy(Planner):
+    """A policy seen as a planner that always decodes with one :class:`Sampling` (what runners,
+    evaluations and the trainer's rollouts are handed). Reads of anything else go to the policy."""
+
+    def __init__(self, policy: Policy, sampling: Sampling) -> None:
+        self.policy, self.sampling = policy, sampling
+        self.name = policy.name
+
+    def plan(self, contexts):
+        with self.policy.using(self.sampling):
+            return self.policy.plan(contexts)
+
+    def __getattr__(self, name: str):
+        return getattr(self.policy, name)
