@@ -93,47 +93,30 @@ def progress_text(m: dict) -> str:
             f"len {m['episode_length']:.1f}{warm}")
 
 
-def train_with_progress(trainer, num_updates: int, evaluate_every: int, on_eval=None) -> None:
-    """Run updates with a progress bar; a checkpoint every N updates, on Ctrl-C and at the end.
+def train_with_progress(trainer, num_updates: int, evaluate_every: int, on_eval=None):
+    """Run ``trainer.fit`` to ``num_updates`` with a progress bar; a checkpoint every
+    ``cfg.checkpoint_every`` updates, on Ctrl-C, on an outage and at the end; an evaluation
+    (:func:`navrl.eval.evaluate_trainer`, ``on_eval(update, results)``) every ``evaluate_every``
+    updates but the last (0: none). Returns the :class:`~navrl.rl.callbacks.FitResult`.
 
     Ctrl-C saves the state of the last *completed* update (a snapshot taken before each
     update), never a half-updated one, so ``--resume`` reproduces the uninterrupted run.
     An :class:`~navrl.errors.Outage` (too many fully masked updates) saves a checkpoint too."""
     from navrl.cli.progress import bar
-    from navrl.errors import Outage
     from navrl.eval import evaluate_trainer
-    cfg = trainer.cfg
+    from navrl.rl.callbacks import CheckpointCallback, EvalCallback, ProgressCallback
 
     def handler(signum, frame):
         raise KeyboardInterrupt
+    callbacks = [ProgressCallback(progress_text, display=lambda total: bar("online RL", total)),
+                 CheckpointCallback(trainer.cfg.checkpoint_every, on_error=True,
+                                    report=lambda msg: print(f"{msg}; continue with --resume")),
+                 EvalCallback(evaluate_trainer, every=evaluate_every, at_target=False, on_result=on_eval)]
     old = signal.signal(signal.SIGINT, handler)
-    snap = None
     try:
-        with bar("online RL", num_updates) as adv:
-            adv(trainer.update, None)
-            while trainer.update < num_updates:
-                snap = trainer.checkpoint_bytes()
-                st = trainer.train_step()
-                snap = None
-                adv(1, progress_text(st.metrics))
-                if trainer.update % cfg.checkpoint_every == 0:
-                    trainer.save_checkpoint()
-                if evaluate_every and trainer.update % evaluate_every == 0 and trainer.update < num_updates:
-                    res = evaluate_trainer(trainer)
-                    if on_eval:
-                        on_eval(trainer.update, res)
-    except KeyboardInterrupt:
-        # mid-update: the live state is half-updated; save the snapshot of the last completed one
-        path = trainer.save_checkpoint(snapshot=snap if snap is not None and trainer.update == snap[0] else None)
-        print(f"interrupted: checkpoint of update {path.stem.split('_')[-1].lstrip('0') or 0} saved to {path}; "
-              "continue with --resume")
-        raise
-    except Outage:
-        trainer.save_checkpoint()
-        raise
+        return trainer.fit(num_updates, callbacks)
     finally:
         signal.signal(signal.SIGINT, old)
-    trainer.save_checkpoint()
 
 
 def make_trainer(args, preset, over: dict | None = None):

@@ -26,6 +26,7 @@ from navrl.experiments.common import child_cpu_seconds, git_commit, load_config_
 from navrl.experiments.pipeline import build_policy, load_policy, save_policy
 from navrl.fileio import atomic_write_bytes, atomic_write_text
 from navrl.judge.sets import make_judges
+from navrl.rl.callbacks import CheckpointCallback, ProgressCallback
 from navrl.rl.config import ConfigError, TrainConfig
 from navrl.rl.presets import get_preset
 from navrl.rl.sft import TemplateTeacher, collect_demonstrations, train_sft
@@ -170,13 +171,12 @@ def run_miniwob(cfg: MiniWoBConfig, out: str | Path, command: str = "", log=prin
             tr = Trainer(policy, replace(tcfg, seed=cfg.seed, sft_coef=ptx), out / method,
                          tasks=_miniwob_source(cfg.tasks, cfg.phone), judges=judges, devices=farm,
                          sft_demos=demos if ptx else None)
-            steps, t_rl, cpu0, browser0 = 0, time.perf_counter(), time.process_time(), child_cpu_seconds()
-            while tr.update < cfg.updates:
-                st = tr.train_step()
-                steps += int(st.metrics.get("samples", 0))
-                log(f"    update {tr.update}: success {st.metrics.get('success')}")
+            t_rl, cpu0, browser0 = time.perf_counter(), time.process_time(), child_cpu_seconds()
+            fit = tr.fit(cfg.updates, [ProgressCallback(lambda m: f"    update {m['update']}: success {m.get('success')}",
+                                                        log=log),
+                                       CheckpointCallback()])     # one checkpoint, at the end
             learner_cpu, browser1 = time.process_time() - cpu0, child_cpu_seconds()
-            tr.save_checkpoint()
+            steps = sum(int(st.metrics.get("samples", 0)) for st in fit.history)
             tm = tr.runner.timings
             meta["throughput"][method] = {
                 "env_steps": steps, "seconds": time.perf_counter() - t_rl,

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from navrl.experiments.common import git_commit, load_config_file
 from navrl.experiments.pipeline import load_policy, run_sft
 from navrl.fileio import atomic_write_bytes, atomic_write_text
+from navrl.rl.callbacks import CheckpointCallback, EvalCallback
 from navrl.rl.config import ConfigError
 from navrl.rl.presets import get_preset
 from navrl.rl.trainer import Trainer
@@ -141,11 +142,9 @@ def run_paper_table(cfg: TableConfig, out: str | Path, command: str = "", log=pr
             # PPO-ptx presets keep a supervised term on the SFT stage's own demonstrations
             tr = Trainer(load_policy(sft_path), p.train, out / "runs" / run_name(m, k),
                          sft_demos=sres.demos if p.train.sft_coef > 0 else None)
-            while tr.update < cfg.updates:
-                tr.train_step()
-                if tr.update in cfg.eval_at:
-                    eval_row(m.name, k, tr.update, tr.policy)
-            tr.save_checkpoint()
+            # evaluated at the updates of eval_at; one checkpoint, at the end
+            tr.fit(cfg.updates, [EvalCallback(lambda t: eval_row(m.name, k, t.update, t.policy), at=cfg.eval_at),
+                                 CheckpointCallback()])
     minutes = (time.perf_counter() - t0) / 60
     write_outputs(cfg, rows, out, command=command, minutes=minutes,
                   comparisons=paired_comparisons(cfg, outcomes))

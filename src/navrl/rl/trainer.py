@@ -15,7 +15,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Sequence
 
 import torch
 
@@ -31,6 +31,7 @@ from navrl.judge.rewards import reward_preset
 from navrl.judge.sets import JudgeSet, make_judges
 from navrl.rl.advantages import AdvantageInputs, compute_advantages, discounted_returns
 from navrl.rl.batch import Batch, Minibatch, Sample, length_chunks, minibatches
+from navrl.rl.callbacks import Callback, FitResult
 from navrl.rl.config import ConfigError, TrainConfig
 from navrl.rl.critic import CriticAdapter
 from navrl.rl.losses import critic_loss, ppo_policy_loss
@@ -459,6 +460,44 @@ class Trainer:
         self.load_checkpoint(run_dir or self.run_dir)
         if self.logger:
             self.logger.truncate_after(self.update)
+
+
+    # ================================================================== the run
+    def fit(self, updates: int | None = None, callbacks: Sequence[Callback] = ()) -> FitResult:
+        """Train until ``self.update == updates`` (default ``cfg.num_updates``): the run's total,
+        so a resumed trainer runs only the updates it still lacks. The one outer loop: each
+        update is :meth:`train_step` between the callbacks' ``on_update_start`` and
+        ``on_update_end`` (:mod:`navrl.rl.callbacks`: checkpoints, evaluation, progress,
+        stopping rules); a stopping rule's reason ends the run after the update that gave it.
+
+        An error ends the run after every callback's ``on_fit_end`` saw it in
+        ``result.error`` and is raised again: Ctrl-C, or :class:`~navrl.errors.Outage` when
+        ``cfg.max_masked_updates`` updates in a row had every trajectory masked (the update's
+        own rule, so a bare :meth:`train_step` stops too)."""
+        target = self.cfg.num_updates if updates is None else int(updates)
+        res = FitResult(start=self.update, target=target, update=self.update)
+        started: list[Callback] = []
+        try:
+            for cb in callbacks:
+                cb.on_fit_start(self, target)
+                started.append(cb)
+            while self.update < target:
+                for cb in callbacks:
+                    cb.on_update_start(self)
+                st = self.train_step()
+                res.history.append(st)
+                reasons = [cb.on_update_end(self, st) for cb in callbacks]
+                res.stopped = next((r for r in reasons if r), None)
+                if res.stopped:
+                    break
+        except BaseException as e:
+            res.error = e
+        res.update = self.update
+        for cb in started:
+            cb.on_fit_end(self, res)
+        if res.error is not None:
+            raise res.error
+        return res
 
 
 def load_checkpoint_file(path: str | Path) -> dict:
