@@ -21,6 +21,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from navrl.agent.policy.base import greedy
 from navrl.eval import evaluate, paired_counts, paired_difference_interval
 from navrl.experiments.common import child_cpu_seconds, git_commit, load_config_file
 from navrl.experiments.pipeline import build_policy, load_policy, save_policy
@@ -149,7 +150,7 @@ def run_miniwob(cfg: MiniWoBConfig, out: str | Path, command: str = "", log=prin
         save_policy(bc, out / "bc" / "policy.pt", {"stage": "bc", "tasks": scripted})
 
         def evaluate_all(method: str, policy) -> None:
-            policy.sample = False
+            policy = greedy(policy)
             for name in cfg.tasks:
                 tasks = miniwob.tasks(cfg.eval_episodes, EVAL_SEED, SuiteOptions(names=(name,), phone=cfg.phone))
                 r = evaluate(policy, "miniwob", tasks=tasks, devices=farm, judges=tuple(judges[:3]),
@@ -160,7 +161,6 @@ def run_miniwob(cfg: MiniWoBConfig, out: str | Path, command: str = "", log=prin
                              "success": d["success"], "ci_low": d["ci_low"], "ci_high": d["ci_high"],
                              "masked": r.masked, "mean_length": d["mean_length"]})
                 log(f"  {LABELS[method]:8s} {name:22s} {r.summary().splitlines()[0]}")
-            policy.sample = True
 
         def rl(method: str, policy) -> None:
             log(f"{LABELS[method]}: {cfg.updates} updates of {tcfg.tasks_per_update} tasks x "

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from navrl.agent.policy.base import greedy
 from navrl.experiments.common import git_commit, load_config_file
 from navrl.experiments.pipeline import load_policy, run_sft
 from navrl.fileio import atomic_write_bytes, atomic_write_text
@@ -115,7 +116,7 @@ def run_paper_table(cfg: TableConfig, out: str | Path, command: str = "", log=pr
     outcomes: Outcomes = {}   # per-task success, for paired comparisons
 
     def eval_row(method: str, seed: int | None, update: int, policy) -> None:
-        policy.sample = False
+        policy = greedy(policy)
         for s in cfg.suites:
             r = evaluate(policy, s, cfg.eval_episodes, seed=cfg.seed + 7)
             outcomes[(method, seed, update, s)] = r.successes_by_task()
@@ -131,7 +132,6 @@ def run_paper_table(cfg: TableConfig, out: str | Path, command: str = "", log=pr
                     f"[{100 * lo:.1f}-{100 * hi:.1f}] len {r.mean_length:.1f}")
             else:
                 log(f"  {tag:28s} @{update:3d} {s:13s} not measured: all {r.masked} episodes masked")
-        policy.sample = True
 
     eval_row("SFT", None, 0, load_policy(sft_path))
     for m in cfg.methods:

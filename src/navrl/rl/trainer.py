@@ -23,7 +23,7 @@ from navrl.agent.grounders.accessibility import AccessibilityGrounder
 from navrl.agent.grounders.base import Grounder
 from navrl.agent.guided import GuidedPlanner
 from navrl.agent.planner import ExpertPlanner, Planner
-from navrl.agent.policy.base import Policy
+from navrl.agent.policy.base import Policy, Sampling
 from navrl.device.pool import DeviceFarm
 from navrl.errors import Outage
 from navrl.fileio import atomic_write_bytes
@@ -141,11 +141,13 @@ class Trainer:
         tasks = self._next_tasks()
         batch_tasks = [t for t in tasks for _ in range(cfg.rollouts_per_task)]
         groups = [g for g in range(len(tasks)) for _ in range(cfg.rollouts_per_task)]
-        pol.sample, pol.temperature, pol.explore = True, cfg.rollout_temperature, cfg.explore
         starts = self._guided_starts(tasks)
         before = self.runner.timings["judge"]
-        trajs = self.runner.run(batch_tasks, devices=self.devices, groups=groups,
-                                on_step=(lambda k: progress("rollout", k, 0)) if progress else None)
+        # the rollouts sample at the rollout temperature with the configured exploration,
+        # handed to the policy for this collection only
+        with pol.using(Sampling(temperature=cfg.rollout_temperature, explore=cfg.explore)):
+            trajs = self.runner.run(batch_tasks, devices=self.devices, groups=groups,
+                                    on_step=(lambda k: progress("rollout", k, 0)) if progress else None)
         for t in trajs:
             if t.task.get("id") in starts:
                 t.info["guided_steps"] = starts[t.task["id"]]
