@@ -9,6 +9,7 @@ import re
 import string
 
 import pytest
+import numpy as np
 import torch
 
 from navrl.agent.planner import PlannerContext
@@ -133,8 +134,7 @@ def test_kind_exploration_records_the_behaviour_mixture(trained):
         p.explore = 0.0
     outs = [Decision(int(k), int(a), int(f)).ids() for k, a, f in zip(kind, arg, frame)]
     sb = p.score(prompts, outs, temperature=T)
-    from navrl.agent.policy.pointer.model import collate
-    legal = collate(states).kind_mask.clone()
+    legal = torch.from_numpy(np.stack([s.kind_mask for s in states]))
     if not p.frames:
         legal[:, KIND_ID["ask"]] = False
     n_legal = legal.sum(-1).float()

@@ -1,8 +1,16 @@
 """The pointer network: a small permutation-invariant encoder over [state; goal; history;
 nodes] with factorised heads (kind, node pointer, text-span pointer, question frame).
 
-Shapes: B states; Lc goal/answer pieces; H history steps; N nodes; S screen pieces;
-C text candidates; K kinds; F question frames; D model width.
+A chunk of states is read packed (:func:`pack`): every real token once, the token-wise layers
+(embeddings, layer norms, projections, feed-forward) over those rows only, attention per group
+of states of similar length (:func:`size_buckets`), each padded to its longest. The heads are
+factorised, so the last layer computes only what the decision reads (:class:`Encoding`): the
+state token of every state first (the kind head reads it), then the node rows of the states
+whose kind points at a node and the goal/answer rows of those whose kind points at a text span.
+
+Shapes: B states; R packed rows; P positions of the groups' padded layouts; Lc goal/answer
+pieces; H history steps; N nodes; S screen pieces; C text candidates; K kinds; F question
+frames; D model width.
 """
 from __future__ import annotations
 
@@ -39,113 +47,116 @@ class PointerConfig:
     """Norm scale of the fixed random entity vectors."""
 
 
-@dataclass
-class Collated:
-    ctx_ids: torch.Tensor      # [B,Lc]
-    ctx_seg: torch.Tensor
-    ctx_pos: torch.Tensor
-    ctx_feats: torch.Tensor    # [B,Lc,CTX_FEATS]
-    ctx_mask: torch.Tensor     # [B,Lc] bool
-    hist_kind: torch.Tensor    # [B,H]
-    hist_ids: torch.Tensor     # [B,H,Lh]
-    hist_feats: torch.Tensor   # [B,H,HIST_FEATS]
-    hist_mask: torch.Tensor
-    glob: torch.Tensor         # [B,GLOBAL_FEATS]
-    node_role: torch.Tensor    # [B,N]
-    node_label: torch.Tensor   # [B,N,Ll]
-    node_value: torch.Tensor   # [B,N,Lv]
-    node_feats: torch.Tensor   # [B,N,NODE_FEATS]
-    node_mask: torch.Tensor
-    node_accept: torch.Tensor  # [B,N,K] bool
-    match: torch.Tensor        # [B,N,Lc+H] float 0/1
-    scr_ids: torch.Tensor      # [B,S]
-    scr_node: torch.Tensor
-    scr_pos: torch.Tensor
-    scr_mask: torch.Tensor
-    cand_a: torch.Tensor       # [B,C] reference rows
-    cand_b: torch.Tensor
-    cand_feats: torch.Tensor   # [B,C,CAND_FEATS]
-    cand_use: torch.Tensor     # [B,C,3] bool
-    kind_mask: torch.Tensor    # [B,K] bool
-    arrays: dict | None = None
-    """The numpy arrays the tensors share memory with (:func:`collate`), if any."""
-
-
 def _spots(lens: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(state, position) of every row of states with ``lens`` rows each, in order."""
     rows = np.repeat(np.arange(len(lens)), lens)
     return rows, np.arange(len(rows)) - np.repeat(np.cumsum(lens) - lens, lens)
 
 
-def collate_arrays(states: list[Encoded]) -> dict[str, np.ndarray]:
-    """Pad a list of states into one batch: numpy arrays by :class:`Collated` field, each
-    filled with one concatenation and one indexed assignment (no loop over the states but
-    for the id rows, whose widths differ)."""
-    B = len(states)
-    i64, f32 = np.int64, np.float32
-    n = np.fromiter((len(s.ctx_ids) for s in states), i64, B)
-    h = np.fromiter((len(s.hist_kind) for s in states), i64, B)
-    m = np.fromiter((len(s.node_role) for s in states), i64, B)
-    q = np.fromiter((len(s.scr_ids) for s in states), i64, B)
-    c = np.fromiter((len(s.cand_a) for s in states), i64, B)
-    Lc, H, N, S, C = (max(1, int(x.max())) for x in (n, h, m, q, c))
-    Lh = max(s.hist_ids.shape[1] for s in states)
-    Ll = max(s.node_label_ids.shape[1] for s in states)
-    Lv = max(s.node_value_ids.shape[1] for s in states)
-    o: dict[str, np.ndarray] = {}
-
-    def fill(name: str, spots, shape: tuple, dtype, attr: str | None = None) -> None:
-        a = o[name] = np.zeros((B,) + shape, dtype)
-        a[spots] = np.concatenate([getattr(s, attr or name) for s in states])
-
-    def mask(name: str, spots, L: int) -> None:
-        a = o[name] = np.zeros((B, L), bool)
-        a[spots] = True
-
-    sc, sh, sn, ss, sk = _spots(n), _spots(h), _spots(m), _spots(q), _spots(c)
-    for k in ("ctx_ids", "ctx_seg", "ctx_pos"):
-        fill(k, sc, (Lc,), i64)
-    fill("ctx_feats", sc, (Lc, CTX_FEATS), f32)
-    mask("ctx_mask", sc, Lc)
-    fill("hist_kind", sh, (H,), i64)
-    o["hist_ids"] = np.zeros((B, H, Lh), i64)
-    fill("hist_feats", sh, (H, HIST_FEATS), f32)
-    mask("hist_mask", sh, H)
-    o["glob"] = np.stack([s.glob for s in states]).astype(f32, copy=False)
-    fill("node_role", sn, (N,), i64)
-    o["node_label"], o["node_value"] = np.zeros((B, N, Ll), i64), np.zeros((B, N, Lv), i64)
-    for i, s in enumerate(states):
-        o["hist_ids"][i, :h[i], :s.hist_ids.shape[1]] = s.hist_ids
-        o["node_label"][i, :m[i], :s.node_label_ids.shape[1]] = s.node_label_ids
-        o["node_value"][i, :m[i], :s.node_value_ids.shape[1]] = s.node_value_ids
-    fill("node_feats", sn, (N, NODE_FEATS), f32)
-    mask("node_mask", sn, N)
-    fill("node_accept", sn, (N, K), bool)
-    match = o["match"] = np.zeros((B, N, Lc + H), f32)
-    for attr, shift in (("match_ctx", 0), ("match_hist", Lc)):
-        lens = np.fromiter((len(getattr(s, attr)) for s in states), i64, B)
-        if lens.any():
-            pairs = np.concatenate([getattr(s, attr) for s in states])
-            match[np.repeat(np.arange(B), lens), pairs[:, 0], shift + pairs[:, 1]] = 1.0
-    for k in ("scr_ids", "scr_node", "scr_pos"):
-        fill(k, ss, (S,), i64)
-    mask("scr_mask", ss, S)
-    # reference rows: the state's [ctx (n) | screen pieces (q) | fixed] -> the batch's [Lc | S | 2]
-    nr, qr = np.repeat(n, c), np.repeat(q, c)
-    for k in ("cand_a", "cand_b"):
-        r = np.concatenate([getattr(s, k) for s in states])
-        a = o[k] = np.zeros((B, C), i64)
-        a[sk] = np.where(r < nr, r, np.where(r < nr + qr, Lc + r - nr, Lc + S + r - nr - qr))
-    fill("cand_feats", sk, (C, CAND_FEATS), f32)
-    fill("cand_use", sk, (C, 3), bool)
-    o["kind_mask"] = np.stack([s.kind_mask for s in states]).astype(bool, copy=False)
-    return o
+def _bag_input(mats: list[np.ndarray]) -> tuple[torch.Tensor, torch.Tensor]:
+    """Zero-padded id rows of several states ([n_i, L_i] each) as (flat ids, offsets) of one
+    ``embedding_bag`` call: a bag per row, padding (id 0) left out of each mean."""
+    ids = np.concatenate([m.reshape(-1) for m in mats])
+    w = np.repeat(np.fromiter((m.shape[1] for m in mats), np.int64, len(mats)),
+                  np.fromiter((m.shape[0] for m in mats), np.int64, len(mats)))
+    return torch.from_numpy(ids), torch.from_numpy(np.cumsum(w) - w)
 
 
-def collate(states: list[Encoded]) -> Collated:
-    """Pad a list of states into one batch (:func:`collate_arrays`, one tensor per field)."""
-    o = collate_arrays(states)
-    return Collated(**{k: torch.from_numpy(v) for k, v in o.items()}, arrays=o)
+@dataclass
+class _Group:
+    """States of similar length attended together: layout [cls | ctx lc | hist hh | nodes n],
+    T = 1 + lc + hh + n positions each, at positions ``off`` .. ``off + len(states) * T`` of
+    the chunk's concatenated layouts."""
+    states: np.ndarray     # chunk indices
+    T: int
+    h0: int                # first history position
+    n0: int                # first node position
+    off: int
+    pad: torch.Tensor      # [Bg,1,1,T] 0, or NEG for a padded key
+    match: torch.Tensor    # [Bg,T,T] 1 where a node and a goal/answer piece or history step match
+
+
+class Packed:
+    """A chunk of states as :class:`PointerNet` reads it.
+
+    Rows: [the B state tokens | every goal/answer piece | every history step | every node],
+    state by state within each block. ``src`` [P] maps each group's padded layout to rows (R:
+    a zero row), ``pos`` [R] each row to its place in those layouts. The heads' inputs (legal
+    nodes, text candidates, screen pieces) are read from ``states`` for the states that need them."""
+
+    def __init__(self, states: list[Encoded], overhead: float | None = None):
+        B = self.B = len(states)
+        self.states = states
+        i64, f32 = np.int64, np.float32
+        lc = self.n_ctx = np.fromiter((len(s.ctx_ids) for s in states), i64, B)
+        hh = self.n_hist = np.fromiter((len(s.hist_kind) for s in states), i64, B)
+        nn_ = self.n_node = np.fromiter((len(s.node_role) for s in states), i64, B)
+        t = 1 + lc + hh + nn_
+        self.ctx0 = B + np.cumsum(lc) - lc                      # first row of each state's pieces
+        self.hist0 = B + int(lc.sum()) + np.cumsum(hh) - hh
+        self.node0 = B + int(lc.sum()) + int(hh.sum()) + np.cumsum(nn_) - nn_
+        R = self.R = int(t.sum())
+        cat, tt = np.concatenate, torch.from_numpy
+        # --- token inputs
+        self.ctx_ids = tt(cat([s.ctx_ids for s in states]))
+        self.ctx_seg = tt(cat([s.ctx_seg for s in states]))
+        self.ctx_pos = tt(cat([s.ctx_pos for s in states]))
+        self.ctx_feats = tt(cat([s.ctx_feats for s in states]).reshape(-1, CTX_FEATS))
+        self.hist_kind = tt(cat([s.hist_kind for s in states]))
+        self.hist_pos = tt(np.minimum(_spots(hh)[1], 7))
+        self.hist_feats = tt(cat([s.hist_feats for s in states]).reshape(-1, HIST_FEATS))
+        self.hist_bag = _bag_input([s.hist_ids for s in states])
+        self.node_role = tt(cat([s.node_role for s in states]))
+        self.node_feats = tt(cat([s.node_feats for s in states]).reshape(-1, NODE_FEATS))
+        self.label_bag = _bag_input([s.node_label_ids for s in states])
+        self.value_bag = _bag_input([s.node_value_ids for s in states])
+        self.glob = tt(np.stack([s.glob for s in states]).astype(f32, copy=False))
+        self.kind_mask = tt(np.stack([s.kind_mask for s in states]).astype(bool, copy=False))
+        # --- groups and their padded layouts
+        groups = size_buckets(t.tolist(), overhead) if B > 1 else [[0]]
+        base, h0, n0, T_of = (np.empty(B, i64) for _ in range(4))
+        moff = np.empty(B, i64)
+        specs, off, mo = [], 0, 0
+        for g in groups:
+            ix = np.asarray(g, i64)
+            lm, hm, nm = int(lc[ix].max()), int(hh[ix].max()), int(nn_[ix].max())
+            T = 1 + lm + hm + nm
+            k = np.arange(len(ix))
+            base[ix], moff[ix] = off + k * T, mo + k * T * T
+            h0[ix], n0[ix], T_of[ix] = 1 + lm, 1 + lm + hm, T
+            specs.append((ix, T, 1 + lm, 1 + lm + hm, off, mo))
+            off += len(ix) * T
+            mo += len(ix) * T * T
+        self.P = off
+        self.base, self.h0, self.n0, self.T_of = base, h0, n0, T_of
+        pos = self.pos_np = cat([base, np.repeat(base + 1, lc) + _spots(lc)[1],
+                                 np.repeat(base + h0, hh) + _spots(hh)[1], np.repeat(base + n0, nn_) + _spots(nn_)[1]])
+        src = self.src_np = np.full(off, R, i64)
+        src[pos] = np.arange(R)
+        pad = np.where(src < R, 0.0, NEG).astype(f32)
+        match = np.zeros(mo, f32)
+        for attr, col0 in (("match_ctx", np.ones(B, i64)), ("match_hist", h0)):
+            m = [getattr(s, attr) for s in states]
+            cnt = np.fromiter((len(x) for x in m), i64, B)
+            if cnt.any():
+                pairs, b = cat(m), np.repeat(np.arange(B), cnt)
+                r, c, Tb = n0[b] + pairs[:, 0], col0[b] + pairs[:, 1], T_of[b]
+                match[moff[b] + r * Tb + c] = 1.0
+                match[moff[b] + c * Tb + r] = 1.0
+        self.pos, self.src = tt(pos), tt(src)
+        self.groups = [_Group(ix, T, a, b, o, tt(pad[o:o + len(ix) * T]).view(len(ix), 1, 1, T),
+                              tt(match[m0:m0 + len(ix) * T * T]).view(len(ix), T, T))
+                       for ix, T, a, b, o, m0 in specs]
+        order = cat([g.states for g in self.groups])
+        self.inverse = np.empty(B, i64)
+        self.inverse[order] = np.arange(B)     # state -> its place in the groups' order
+        self.N = max(1, int(nn_.max()))
+        self.C = max(1, max(len(s.cand_a) for s in states))
+
+
+def pack(states: list[Encoded], overhead: float | None = None) -> Packed:
+    """A chunk of states packed for :class:`PointerNet` (see :class:`Packed`)."""
+    return Packed(states, overhead)
 
 
 def size_buckets(lengths: list[int], overhead: float | None = None) -> list[list[int]]:
@@ -183,16 +194,126 @@ class _Layer(nn.Module):
         self.proj = nn.Linear(d, d)
         self.ff = nn.Sequential(nn.Linear(d, ff), nn.GELU(), nn.Linear(ff, d))
 
-    def forward(self, x: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
-        """x [B,T,D]; bias [B,h,T,T] additive attention bias (padding = -inf-like)."""
-        B, T, D = x.shape
-        h, dh = self.h, D // self.h
-        qkv = self.qkv(self.ln1(x)).view(B, T, 3, h, dh).permute(2, 0, 3, 1, 4).reshape(3, B * h, T, dh)
-        # softmax(q k^T / sqrt(dh) + bias) v, as scaled_dot_product_attention (fewer, larger ops)
-        s = torch.baddbmm(bias.reshape(B * h, T, T), qkv[0], qkv[1].transpose(1, 2), alpha=1 / math.sqrt(dh))
-        a = torch.bmm(torch.softmax(s, -1), qkv[2])                                  # [B*h,T,dh]
-        x = x + self.proj(a.view(B, h, T, dh).transpose(1, 2).reshape(B, T, D))
+    @staticmethod
+    def attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
+        """softmax(q k^T / sqrt(dh) + bias) v over [G,Tq,dh] x [G,T,dh] (G = states x heads)."""
+        s = torch.baddbmm(bias, q, k.transpose(1, 2), alpha=1 / math.sqrt(q.shape[-1]))
+        return torch.bmm(torch.softmax(s, -1), v)
+
+    def out(self, x: torch.Tensor, a: torch.Tensor) -> torch.Tensor:
+        """The rest of the layer on rows ``x`` given their attention outputs ``a`` [n,D]."""
+        x = x + self.proj(a)
         return x + self.ff(self.ln2(x))
+
+    def forward(self, x: torch.Tensor, pk: Packed, w: torch.Tensor) -> torch.Tensor:
+        """Every row of ``x`` [R,D] through the layer (``w`` [h]: the match bias per head)."""
+        D = x.shape[1]
+        h, dh = self.h, D // self.h
+        qkv = self.qkv(self.ln1(x))
+        g_all = torch.cat([qkv, qkv.new_zeros(1, 3 * D)])[pk.src]                   # [P,3D]
+        outs = []
+        for g in pk.groups:
+            Bg, T = len(g.states), g.T
+            q = g_all[g.off:g.off + Bg * T].view(Bg, T, 3, h, dh).permute(2, 0, 3, 1, 4).reshape(3, Bg * h, T, dh)
+            bias = torch.addcmul(g.pad, g.match[:, None], w[None, :, None, None]).view(Bg * h, T, T)
+            outs.append(self.attend(q[0], q[1], q[2], bias).view(Bg, h, T, dh).transpose(1, 2).reshape(Bg * T, D))
+        return self.out(x, torch.cat(outs)[pk.pos])
+
+
+class Encoding:
+    """The encoder's output for a packed chunk, its last layer computed on demand: ``cls``
+    [B,D] (every state token, what the kind head reads) at once; the node rows and goal/answer
+    rows of chosen states by :meth:`rows` (the pointer heads read those)."""
+
+    def __init__(self, net: "PointerNet", pk: Packed):
+        self.net, self.pk = net, pk
+        x = net.embed_tokens(pk)
+        for li, layer in enumerate(net.layers[:-1]):
+            x = layer(x, pk, net.match_w[li])
+        last = self.layer = net.layers[-1]
+        D = x.shape[1]
+        h, dh = last.h, D // last.h
+        self.x, self.y = x, last.ln1(x)
+        W, b = last.qkv.weight, last.qkv.bias
+        kv = F.linear(self.y, W[D:], b[D:])                                           # [R,2D]
+        self.kv = torch.cat([kv, kv.new_zeros(1, 2 * D)])[pk.src]                      # [P,2D]
+        qc = F.linear(self.y[:pk.B], W[:D], b[:D])                                     # [B,D]
+        self.w = net.match_w[-1]
+        self._kv = {}
+        outs = []
+        for gi, g in enumerate(pk.groups):
+            Bg, T = len(g.states), g.T
+            kvg = self._kv[gi] = self.kv[g.off:g.off + Bg * T].view(Bg, T, 2, h, dh).permute(2, 0, 3, 1, 4)
+            k, v = kvg.reshape(2, Bg * h, T, dh)
+            # the state token matches nothing: its bias row is the padding alone
+            bias = g.pad.expand(Bg, h, 1, T).reshape(Bg * h, 1, T)
+            q = qc[torch.from_numpy(g.states)].view(Bg * h, 1, dh)
+            outs.append(last.attend(q, k, v, bias).view(Bg, D))
+        a = torch.cat(outs)[torch.from_numpy(pk.inverse)]
+        self.cls = net.ln(last.out(x[:pk.B], a))
+
+    def rows(self, states: np.ndarray, text: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
+        """The last layer's node rows of chunk states ``states`` (sorted) and their goal/answer
+        rows where ``text`` (a bool per state): (nodes [sum of their nodes, D] state by state,
+        ctx [sum of the text states' pieces, D] state by state)."""
+        pk, last, net = self.pk, self.layer, self.net
+        D = self.x.shape[1]
+        h, dh = last.h, D // last.h
+        sel = np.zeros(pk.B, bool)
+        sel[states] = True
+        is_text = np.zeros(pk.B, bool)
+        is_text[states[text]] = True
+        q_src, plan, qoff = [], [], 0
+        qpos = np.full(pk.B, -1, np.int64)          # a state's first query position, in the queries' layouts
+        q0_of = np.zeros(pk.B, np.int64)
+        for gi, g in enumerate(pk.groups):
+            loc = np.flatnonzero(sel[g.states])
+            if not len(loc):
+                continue
+            Bs, T = len(loc), g.T
+            q0 = 1 if is_text[g.states[loc]].any() else g.n0
+            Tq = T - q0
+            q_src.append(pk.src_np[g.off:g.off + len(g.states) * T].reshape(-1, T)[loc, q0:].reshape(-1))
+            qpos[g.states[loc]] = qoff + np.arange(Bs) * Tq
+            q0_of[g.states[loc]] = q0
+            plan.append((gi, loc, q0, Tq))
+            qoff += Bs * Tq
+        yq = torch.cat([self.y, self.y.new_zeros(1, D)])[torch.from_numpy(np.concatenate(q_src))]
+        qq = F.linear(yq, last.qkv.weight[:D], last.qkv.bias[:D])                      # [Q,D]
+        outs, o = [], 0
+        for gi, loc, q0, Tq in plan:
+            g = pk.groups[gi]
+            Bs, T = len(loc), g.T
+            kvg = self._kv[gi]
+            if Bs < len(g.states):
+                kvg = kvg[:, torch.from_numpy(loc)]
+            k, v = kvg.reshape(2, Bs * h, T, dh)
+            q = qq[o:o + Bs * Tq].view(Bs, Tq, h, dh).transpose(1, 2).reshape(Bs * h, Tq, dh)
+            pad, match = (g.pad, g.match) if Bs == len(g.states) else (g.pad[loc], g.match[loc])
+            bias = torch.addcmul(pad, match[:, None, q0:], self.w[None, :, None, None]).view(Bs * h, Tq, T)
+            outs.append(last.attend(q, k, v, bias).view(Bs, h, Tq, dh).transpose(1, 2).reshape(Bs * Tq, D))
+            o += Bs * Tq
+        # node rows of every selected state, then goal/answer rows of the text ones
+        nn_, lc = pk.n_node[states], pk.n_ctx[states[text]]
+        _, jn = _spots(nn_)
+        _, jc = _spots(lc)
+        st, tt_ = np.repeat(states, nn_), np.repeat(states[text], lc)
+        at = np.concatenate([qpos[st] + pk.n0[st] - q0_of[st] + jn, qpos[tt_] + 1 - q0_of[tt_] + jc])
+        rows = np.concatenate([pk.node0[st] + jn, pk.ctx0[tt_] + jc])
+        out = net.ln(last.out(self.x[torch.from_numpy(rows)], torch.cat(outs)[torch.from_numpy(at)]))
+        return out[:len(st)], out[len(st):]
+
+
+def node_rows_of(pk: Packed, have: np.ndarray, want: np.ndarray) -> torch.Tensor | None:
+    """Where the node rows of chunk states ``want`` are among those of ``have`` (both sorted,
+    ``want`` within ``have``; rows state by state); None when they are all of them."""
+    if len(want) == len(have):
+        return None
+    n = pk.n_node[have]
+    first = np.cumsum(n) - n
+    at = np.searchsorted(have, want)
+    _, j = _spots(n[at])
+    return torch.from_numpy(np.repeat(first[at], n[at]) + j)
 
 
 class PointerNet(nn.Module):
@@ -245,159 +366,104 @@ class PointerNet(nn.Module):
     def _table(self) -> torch.Tensor:
         return torch.cat([self.word.weight, self.placeholders])
 
-    def _bag(self, ids: torch.Tensor, table: torch.Tensor | None = None) -> torch.Tensor:
-        """Mean of piece embeddings over the last axis, padding (0) excluded."""
-        m = (ids > 0).float()[..., None]
-        return (self.embed(ids, table) * m).sum(-2) / m.sum(-2).clamp(min=1.0)
+    @staticmethod
+    def _bag(bag: tuple[torch.Tensor, torch.Tensor], table: torch.Tensor) -> torch.Tensor:
+        """Mean of piece embeddings per bag (:func:`_bag_input`), padding (0) excluded."""
+        return F.embedding_bag(bag[0], table, bag[1], mode="mean", padding_idx=0)
 
-    def encode(self, c: Collated):
-        """-> (cls [B,D], ctx [B,Lc,D], nodes [B,N,D])."""
-        B, Lc = c.ctx_ids.shape
-        H = c.hist_kind.shape[1]
+    def embed_tokens(self, pk: Packed) -> torch.Tensor:
+        """The input rows of a packed chunk [R,D]: state tokens, goal/answer pieces, history
+        steps, nodes (:class:`Packed`)."""
         tb = self._table()
-        ctx = (self.embed(c.ctx_ids, tb) + self.seg(c.ctx_seg) + self.cpos(c.ctx_pos) + self.ctx_in(c.ctx_feats)
+        ctx = (self.embed(pk.ctx_ids, tb) + self.seg(pk.ctx_seg) + self.cpos(pk.ctx_pos) + self.ctx_in(pk.ctx_feats)
                + self.etype.weight[1])
-        hist = (self.hist_kind(c.hist_kind) + self._bag(c.hist_ids, tb) + self.hist_in(c.hist_feats)
-                + self.hist_pos(torch.arange(H).clamp(max=7))[None] + self.etype.weight[2])
-        node = (self.role(c.node_role) + self._bag(c.node_label, tb) + self.value_in(self._bag(c.node_value, tb))
-                + self.node_in(c.node_feats) + self.etype.weight[3])
-        cls = (self.cls + self.glob_in(c.glob) + self.etype.weight[0])[:, None]
-        x = torch.cat([cls, ctx, hist, node], dim=1)                               # [B,T,D]
-        T = x.shape[1]
-        keep = torch.cat([torch.ones(B, 1, dtype=torch.bool), c.ctx_mask, c.hist_mask, c.node_mask], dim=1)
-        pad = torch.zeros(B, 1, 1, T).masked_fill(~keep[:, None, None, :], NEG)
-        # node <-> goal-piece / history-target matches bias attention both ways
-        M = torch.zeros(B, T, T)
-        n0, c0 = 1 + Lc + H, 1
-        M[:, n0:, c0:c0 + Lc + H] = c.match
-        M[:, c0:c0 + Lc + H, n0:] = c.match.transpose(1, 2)
-        for li, layer in enumerate(self.layers):
-            bias = pad + M[:, None] * self.match_w[li][None, :, None, None]
-            x = layer(x, bias)
-        x = self.ln(x)
-        return x[:, 0], x[:, 1:1 + Lc], x[:, n0:]
+        hist = (self.hist_kind(pk.hist_kind) + self._bag(pk.hist_bag, tb) + self.hist_in(pk.hist_feats)
+                + self.hist_pos(pk.hist_pos) + self.etype.weight[2])
+        node = (self.role(pk.node_role) + self._bag(pk.label_bag, tb) + self.value_in(self._bag(pk.value_bag, tb))
+                + self.node_in(pk.node_feats) + self.etype.weight[3])
+        cls = self.cls + self.glob_in(pk.glob) + self.etype.weight[0]
+        return torch.cat([cls, ctx, hist, node])
 
-    def encode_bucketed(self, c: Collated):
-        """:meth:`encode` of a padded batch with no work on padding but in attention: the
-        token-wise layers (embeddings, layer norms, projections, feed-forward) run once over
-        the batch's real tokens packed together, attention in groups of states of similar
-        length (:func:`size_buckets`), each padded to its longest. The same values (a padded
-        key only ever met a -1e9 bias: its weight is exactly 0), returned in the batch's
-        shapes; rows of padding come back as zeros (the heads mask them)."""
-        o = c.arrays
-        if o is None:
-            return self.encode(c)
-        B, Lc = c.ctx_ids.shape
-        N = c.node_role.shape[1]
-        D, h = self.cfg.d_model, self.cfg.n_heads
-        dh = D // h
-        cm, hm, nm = o["ctx_mask"], o["hist_mask"], o["node_mask"]
-        lc_i, h_i, n_i = cm.sum(1), hm.sum(1), nm.sum(1)
-        t_i = 1 + lc_i + h_i + n_i
-        if B == 1:   # nothing to pack
-            return self.encode(c)
-        groups = size_buckets(t_i.tolist())
-        order = np.concatenate([np.asarray(g, np.int64) for g in groups])   # states, bucket by bucket
-        # packed rows: state by state in ``order``, each [cls, its ctx, its hist, its nodes]
-        start = np.empty(B, np.int64)
-        start[order] = np.cumsum(t_i[order]) - t_i[order]
-        total = int(t_i.sum())
-        b_c, j_c = np.nonzero(cm)
-        b_h, j_h = np.nonzero(hm)
-        b_n, j_n = np.nonzero(nm)
-        r_c, r_h, r_n = start[b_c] + 1 + j_c, start[b_h] + 1 + lc_i[b_h] + j_h, start[b_n] + 1 + lc_i[b_n] + h_i[b_n] + j_n
-        t = torch.from_numpy
-        tb = self._table()
-        ctx = (self.embed(t(o["ctx_ids"][b_c, j_c]), tb) + self.seg(t(o["ctx_seg"][b_c, j_c]))
-               + self.cpos(t(o["ctx_pos"][b_c, j_c])) + self.ctx_in(t(o["ctx_feats"][b_c, j_c])) + self.etype.weight[1])
-        hist = (self.hist_kind(t(o["hist_kind"][b_h, j_h])) + self._bag(t(o["hist_ids"][b_h, j_h]), tb)
-                + self.hist_in(t(o["hist_feats"][b_h, j_h])) + self.hist_pos(t(np.minimum(j_h, 7)))
-                + self.etype.weight[2])
-        node = (self.role(t(o["node_role"][b_n, j_n])) + self._bag(t(o["node_label"][b_n, j_n]), tb)
-                + self.value_in(self._bag(t(o["node_value"][b_n, j_n]), tb)) + self.node_in(t(o["node_feats"][b_n, j_n]))
-                + self.etype.weight[3])
-        cls = self.cls + self.glob_in(c.glob) + self.etype.weight[0]
-        rows = t(np.concatenate([start, r_c, r_h, r_n]))
-        x = torch.empty(total, D).index_put((rows,), torch.cat([cls, ctx, hist, node]))   # [R,D]
-        # each group's padded layout [cls | ctx lc | hist hh | nodes n] -> packed row (or R: a zero row)
-        plan = []
-        for g in groups:
-            ix = np.asarray(g, np.int64)
-            lc, hh, n = (max(1, int(v[ix].max())) for v in (lc_i, h_i, n_i))
-            T = 1 + lc + hh + n
-            src = np.full((len(ix), T), total, np.int64)
-            src[:, 0] = start[ix]
-            for off, L, li in ((1, lc, lc_i), (1 + lc, hh, h_i), (1 + lc + hh, n, n_i)):
-                k = np.arange(L)
-                ok = k[None] < li[ix][:, None]
-                first = start[ix][:, None] + 1 + (0 if off == 1 else lc_i[ix][:, None]) + \
-                    (h_i[ix][:, None] if off == 1 + lc + hh else 0)
-                src[:, off:off + L] = np.where(ok, first + k[None], total)
-            keep = src < total
-            pad = np.where(keep, 0.0, NEG).astype(np.float32)[:, None, None, :]
-            M = np.zeros((len(ix), T, T), np.float32)
-            mt = np.concatenate([o["match"][ix, :n, :lc], o["match"][ix, :n, Lc:Lc + hh]], 2)
-            n0 = 1 + lc + hh
-            M[:, n0:, 1:n0] = mt
-            M[:, 1:n0, n0:] = mt.transpose(0, 2, 1)
-            plan.append((len(ix), T, t(src.reshape(-1)), t(np.flatnonzero(keep.reshape(-1))), t(pad), t(M)))
-        zero = torch.zeros(1, 3 * D)
-        for li, layer in enumerate(self.layers):
-            w = self.match_w[li][None, :, None, None]
-            qkv = torch.cat([layer.qkv(layer.ln1(x)), zero])                             # [R+1,3D]
-            outs = []
-            for Bg, T, src, kept, pad, M in plan:
-                q = qkv[src].view(Bg, T, 3, h, dh).permute(2, 0, 3, 1, 4).reshape(3, Bg * h, T, dh)
-                bias = (pad + M[:, None] * w).reshape(Bg * h, T, T)
-                sc = torch.baddbmm(bias, q[0], q[1].transpose(1, 2), alpha=1 / math.sqrt(dh))
-                a = torch.bmm(torch.softmax(sc, -1), q[2]).view(Bg, h, T, dh).transpose(1, 2).reshape(Bg * T, D)
-                outs.append(a[kept])
-            x = x + layer.proj(torch.cat(outs))
-            x = x + layer.ff(layer.ln2(x))
-        x = self.ln(x)
-        cls_o = x[t(start)]
-        ctx_o = torch.zeros(B, Lc, D).index_put((t(b_c), t(j_c)), x[t(r_c)])
-        nodes_o = torch.zeros(B, N, D).index_put((t(b_n), t(j_n)), x[t(r_n)])
-        return cls_o, ctx_o, nodes_o
+    def encode(self, pk: Packed) -> Encoding:
+        return Encoding(self, pk)
 
     # ------------------------------------------------------------------ heads (logits, masked)
-    def kind_logits(self, cls: torch.Tensor, c: Collated) -> torch.Tensor:
-        return self.kind_head(cls).masked_fill(~c.kind_mask, NEG)                   # [B,K]
+    def kind_logits(self, cls: torch.Tensor, kind_mask: torch.Tensor) -> torch.Tensor:
+        return self.kind_head(cls).masked_fill(~kind_mask, NEG)                      # [B,K]
 
-    def node_logits(self, cls, nodes, c: Collated, kind: torch.Tensor) -> torch.Tensor:
-        """Node pointer for the chosen kinds [B] -> [B,N] (masked to nodes accepting the kind)."""
-        N = nodes.shape[1]
-        s = self.node_head(torch.cat([nodes, cls[:, None].expand(-1, N, -1)], -1))   # [B,N,K]
-        s = s.gather(2, kind[:, None, None].expand(-1, N, 1)).squeeze(2)
-        ok = c.node_accept.gather(2, kind[:, None, None].expand(-1, N, 1)).squeeze(2) & c.node_mask
-        return s.masked_fill(~ok, NEG)
+    def node_logits(self, cls: torch.Tensor, nodes: torch.Tensor, pk: Packed, states: np.ndarray,
+                    kind: torch.Tensor) -> torch.Tensor:
+        """Node pointer of chunk states ``states`` (their node rows ``nodes``, state by state) for
+        their kinds ``kind`` [B] -> [B,N], masked to nodes accepting the kind; other states' rows
+        are all NEG."""
+        n = pk.n_node[states]
+        b, j = _spots(n)
+        sb = states[b]
+        bt, jt = torch.from_numpy(sb), torch.from_numpy(j)
+        kb = kind[bt]
+        s = self.node_head(torch.cat([nodes, cls[bt]], -1)).gather(1, kb[:, None]).squeeze(1)
+        acc = torch.from_numpy(np.concatenate([pk.states[i].node_accept for i in states]).reshape(-1, K))
+        ok = acc.gather(1, kb[:, None]).squeeze(1)
+        out = cls.new_full((pk.B, pk.N), NEG)
+        return out.index_put((bt, jt), s.masked_fill(~ok, NEG))
 
-    def cand_logits(self, cls, ctx, nodes, c: Collated, kind: torch.Tensor, use: torch.Tensor):
-        """Text-span pointer for the chosen kinds [B]; ``use`` [B] 0 type / 1 answer / 2 ask.
-        Returns logits [B,C] and the reference rows [B,R,D] (spans' first/last pieces)."""
+    def cand_logits(self, cls: torch.Tensor, ctx: torch.Tensor, nodes: torch.Tensor, pk: Packed,
+                    node_states: np.ndarray, states: np.ndarray, kind: torch.Tensor, use: torch.Tensor):
+        """Text-span pointer of chunk states ``states`` (a sorted subset of ``node_states``,
+        whose node rows are ``nodes``; ``ctx``: their goal/answer rows, state by state) for their
+        kinds; ``use`` [B] 0 type / 1 answer / 2 ask. Returns logits [B,C] (other states' rows
+        all NEG) and the reference rows (spans' first/last pieces: each state's [ctx | screen
+        pieces | 2 fixed], state by state) with each state's first one."""
         B, D = cls.shape
-        scr = (self.embed(c.scr_ids) + self.scr_node(nodes.gather(1, c.scr_node[..., None].expand(-1, -1, D)))
-               + self.scr_pos(c.scr_pos))
-        ref = torch.cat([ctx, scr, self.fixed.weight[None].expand(B, -1, -1)], dim=1)   # [B,Lc+S+2,D]
-        q = self.span_q(torch.cat([cls, self.kind_emb(kind)], -1))
-        qs, qe = q[:, :D], q[:, D:]
-        st = (ref @ qs[:, :, None]).squeeze(-1) / math.sqrt(D)
-        en = (ref @ qe[:, :, None]).squeeze(-1) / math.sqrt(D)
-        C = c.cand_a.shape[1]
-        onehot = F.one_hot(kind, K).float()[:, None].expand(-1, C, -1)
-        s = st.gather(1, c.cand_a) + en.gather(1, c.cand_b) + self.cand_w(torch.cat([c.cand_feats, onehot], -1)).squeeze(-1)
-        ok = c.cand_use.gather(2, use[:, None, None].expand(-1, C, 1)).squeeze(2)
-        return s.masked_fill(~ok, NEG), ref
+        es = [pk.states[i] for i in states]
+        lc = pk.n_ctx[states]
+        sc = np.fromiter((len(e.scr_ids) for e in es), np.int64, len(es))
+        nr = lc + sc + 2
+        r0 = np.cumsum(nr) - nr                                    # each state's first reference row
+        # a screen piece's node: its row among ``nodes``
+        n_all = pk.n_node[node_states]
+        first_node = dict(zip(node_states.tolist(), (np.cumsum(n_all) - n_all).tolist()))
+        scr_node = np.concatenate([e.scr_node + first_node[i] for e, i in zip(es, states.tolist())])
+        tt = torch.from_numpy
+        scr = (self.embed(tt(np.concatenate([e.scr_ids for e in es]))) + self.scr_node(nodes[tt(scr_node)])
+               + self.scr_pos(tt(np.concatenate([e.scr_pos for e in es]))))
+        b_c, _ = _spots(lc)
+        b_s, _ = _spots(sc)
+        # reference rows: ctx rows, screen rows, fixed rows -> each state's [ctx | scr | fixed]
+        where = np.concatenate([r0[b_c] + _spots(lc)[1], r0[b_s] + lc[b_s] + _spots(sc)[1],
+                                np.repeat(r0 + lc + sc, 2) + np.tile([0, 1], len(es))])
+        ref = torch.cat([ctx, scr, self.fixed.weight.repeat(len(es), 1)])[tt(np.argsort(where))]
+        st_t = tt(states)
+        kb = kind[st_t]
+        q = self.span_q(torch.cat([cls[st_t], self.kind_emb(kb)], -1))
+        b_r = tt(np.repeat(np.arange(len(es)), nr))
+        se = (ref[:, None, :] * q.view(-1, 2, D)[b_r]).sum(-1) / math.sqrt(D)        # [rows,2] start, end
+        nc = np.fromiter((len(e.cand_a) for e in es), np.int64, len(es))
+        b_k, j_k = _spots(nc)
+        a = tt(np.concatenate([e.cand_a for e in es]) + np.repeat(r0, nc))
+        bb = tt(np.concatenate([e.cand_b for e in es]) + np.repeat(r0, nc))
+        feats = tt(np.concatenate([e.cand_feats for e in es]).reshape(-1, CAND_FEATS))
+        bk = tt(b_k)
+        onehot = F.one_hot(kb, K).to(feats.dtype)[bk]
+        s = se[a, 0] + se[bb, 1] + self.cand_w(torch.cat([feats, onehot], -1)).squeeze(-1)
+        usable = tt(np.concatenate([e.cand_use for e in es]).reshape(-1, 3))
+        ok = usable.gather(1, use[st_t][bk][:, None]).squeeze(1)
+        out = cls.new_full((B, pk.C), NEG).index_put((tt(states[b_k]), tt(j_k)), s.masked_fill(~ok, NEG))
+        return out, (ref, r0)
 
-    def frame_logits(self, cls: torch.Tensor, ref: torch.Tensor, c: Collated, cand: torch.Tensor,
-                     n_frames: int) -> torch.Tensor:
-        """Question frame given the chosen subject span ``cand`` [B] -> [B,F]."""
-        D = cls.shape[1]
-        a = c.cand_a.gather(1, cand[:, None])
-        b = c.cand_b.gather(1, cand[:, None])
-        ra = ref.gather(1, a[..., None].expand(-1, 1, D)).squeeze(1)
-        rb = ref.gather(1, b[..., None].expand(-1, 1, D)).squeeze(1)
-        f = self.frame_head(torch.cat([cls, ra, rb], -1))
-        if n_frames < f.shape[1]:
-            f = f.masked_fill(torch.arange(f.shape[1])[None] >= n_frames, NEG)
-        return f
+    def frame_logits(self, cls: torch.Tensor, ref, pk: Packed, text_states: np.ndarray, states: np.ndarray,
+                     cand: torch.Tensor, n_frames: int) -> torch.Tensor:
+        """Question frame of chunk states ``states`` (a sorted subset of ``text_states``, whose
+        reference rows :meth:`cand_logits` returned) given the chosen subject spans ``cand`` [B]
+        -> [B,F]; other states' rows all NEG."""
+        ref, r0 = ref
+        at = np.searchsorted(text_states, states)
+        a = np.array([pk.states[i].cand_a[c] for i, c in zip(states.tolist(), cand[torch.from_numpy(states)].tolist())])
+        b = np.array([pk.states[i].cand_b[c] for i, c in zip(states.tolist(), cand[torch.from_numpy(states)].tolist())])
+        tt = torch.from_numpy
+        st_t = tt(states)
+        f = self.frame_head(torch.cat([cls[st_t], ref[tt(r0[at] + a)], ref[tt(r0[at] + b)]], -1))
+        F_ = f.shape[1]
+        if n_frames < F_:
+            f = f.masked_fill(torch.arange(F_)[None] >= n_frames, NEG)
+        return cls.new_full((cls.shape[0], F_), NEG).index_put((st_t,), f)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict
 
+import numpy as np
 import torch
 
 from navrl.agent.planner import PlannerContext, PlannerOutput
@@ -21,7 +22,7 @@ from navrl.agent.policy.pointer.features import (FEATURE_LAYOUT, KIND_ID, NODE_K
                                                  Vocab,
                                                  context_parts, context_prompt, decision_for, encode,
                                                  encode_parts, question_frame, render_text)
-from navrl.agent.policy.pointer.model import NEG, PointerConfig, PointerNet, collate
+from navrl.agent.policy.pointer.model import NEG, PointerConfig, PointerNet, node_rows_of, pack
 from navrl.lru import BoundedCache
 
 _USE = {KIND_ID["type"]: 0, KIND_ID["answer"]: 1, KIND_ID["ask"]: 2}
@@ -158,8 +159,9 @@ class PointerPlanner(Policy):
 
     def _forward_chunk(self, states: list[Encoded], kinds: torch.Tensor | None, args: torch.Tensor | None,
                        frames: torch.Tensor | None, temperature: float, choose: bool):
-        c = collate(states)
-        cls, ctx, nodes = self.model.encode_bucketed(c)
+        pk = pack(states)
+        enc = self.model.encode(pk)
+        cls = enc.cls
         B = cls.shape[0]
         T = temperature
         logp = torch.zeros(B, 3)
@@ -190,26 +192,30 @@ class PointerPlanner(Policy):
 
         all_rows = torch.ones(B, dtype=torch.bool)
         if not self.frames:   # no question frame learnt yet: asking is not a legal decision
-            c.kind_mask[:, KIND_ID["ask"]] = False
-        kind = factor(self.model.kind_logits(cls, c), kinds, 0, all_rows)
+            pk.kind_mask[:, KIND_ID["ask"]] = False
+        kind = factor(self.model.kind_logits(cls, pk.kind_mask), kinds, 0, all_rows)
         is_node, is_text = _IS_NODE[kind], _IS_TEXT[kind]
+        node_np, text_np = is_node.numpy(), is_text.numpy()
+        need = np.flatnonzero(node_np | text_np)     # states whose kind points at a node or a text span
         arg = torch.full((B,), -1, dtype=torch.long)
-        if bool(is_node.any()):
-            nk = kind.clone()
-            nk[~is_node] = KIND_ID["tap"]
-            a = factor(self.model.node_logits(cls, nodes, c, nk),
+        if len(need):
+            nodes, ctx = enc.rows(need, text_np[need])
+        if node_np.any():
+            ns = np.flatnonzero(node_np)
+            at = node_rows_of(pk, need, ns)
+            a = factor(self.model.node_logits(cls, nodes if at is None else nodes[at], pk, ns, kind),
                        None if args is None else torch.where(is_node, args, 0).clamp(min=0), 1, is_node)
             arg = torch.where(is_node, a, arg)
-        if bool(is_text.any()):
-            use = _USE_OF[kind]
-            cl, ref = self.model.cand_logits(cls, ctx, nodes, c, kind, use)
-            a = factor(cl,
-                       None if args is None else torch.where(is_text, args, 0).clamp(min=0), 1, is_text)
+        if text_np.any():
+            ts = np.flatnonzero(text_np)
+            cl, ref = self.model.cand_logits(cls, ctx, nodes, pk, need, ts, kind, _USE_OF[kind])
+            a = factor(cl, None if args is None else torch.where(is_text, args, 0).clamp(min=0), 1, is_text)
             arg = torch.where(is_text, a, arg)
         frame = torch.full((B,), -1, dtype=torch.long)
         is_ask = kind == KIND_ID["ask"]
         if bool(is_ask.any()) and self.frames:
-            f = factor(self.model.frame_logits(cls, ref, c, arg.clamp(min=0), len(self.frames)),
+            f = factor(self.model.frame_logits(cls, ref, pk, ts, np.flatnonzero(is_ask.numpy()), arg.clamp(min=0),
+                                               len(self.frames)),
                        None if frames is None else torch.where(is_ask, frames, 0).clamp(min=0), 2, is_ask)
             frame = torch.where(is_ask, f, frame)
         return kind, arg, frame, logp, ent, mask, cls
