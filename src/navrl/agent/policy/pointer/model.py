@@ -15,6 +15,7 @@ frames; D model width.
 from __future__ import annotations
 
 import math
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -29,6 +30,42 @@ NEG = -1e9
 BUCKET_OVERHEAD = 80.0
 """A group's fixed cost in padded tokens: its attention ops (the token-wise layers run once
 over the packed batch); measured on 2 cores, 40 to 300 within a few per cent."""
+
+
+_ONEDNN_ROWS = 64
+"""Rows from which an inference pass runs a linear layer through oneDNN with prepacked weights
+(:func:`linear`): ~2x faster than ``F.linear`` for the encoder's token-wise layers on 2 cores
+(the same values on this machine); for a few rows its call costs more than it saves."""
+_packed: "weakref.WeakKeyDictionary[nn.Linear, dict]" = weakref.WeakKeyDictionary()
+_onednn = [torch.backends.mkldnn.is_available() and hasattr(torch.ops.mkldnn, "_linear_pointwise")]
+
+
+def linear(lin: nn.Linear, x: torch.Tensor, gelu: bool = False, part: slice | None = None) -> torch.Tensor:
+    """``lin(x)`` (its output rows ``part`` only, if given), then GELU if ``gelu``. Without
+    gradients and for many rows, through oneDNN with the weights prepacked once per weight
+    version (an optimiser step or a load repacks them); else ``F.linear``."""
+    w, b = lin.weight, lin.bias
+    if part is not None:
+        w, b = w[part], (None if b is None else b[part])
+    if _onednn[0] and x.shape[0] >= _ONEDNN_ROWS and not torch.is_grad_enabled():
+        key = (part.start, part.stop) if part is not None else None
+        ver = (lin.weight._version, lin.weight.data_ptr(), None if lin.bias is None else lin.bias._version)
+        memo = _packed.setdefault(lin, {})
+        hit = memo.get(key)
+        try:
+            if hit is None or hit[0] != ver:
+                hit = memo[key] = (ver, torch.ops.mkldnn._reorder_linear_weight(w.detach(), None))
+            return torch.ops.mkldnn._linear_pointwise(x, hit[1], b, "gelu" if gelu else "none", [],
+                                                      "none" if gelu else "")
+        except RuntimeError:   # no oneDNN kernel for this build or input: the plain path from now on
+            _onednn[0] = False
+    y = F.linear(x, w, b)
+    return F.gelu(y) if gelu else y
+
+
+def _mlp(seq: nn.Sequential, x: torch.Tensor) -> torch.Tensor:
+    """A [Linear, GELU, Linear] block through :func:`linear`."""
+    return linear(seq[2], linear(seq[0], x, gelu=True))
 
 
 @dataclass(frozen=True)
@@ -55,11 +92,13 @@ def _spots(lens: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def _bag_input(mats: list[np.ndarray]) -> tuple[torch.Tensor, torch.Tensor]:
     """Zero-padded id rows of several states ([n_i, L_i] each) as (flat ids, offsets) of one
-    ``embedding_bag`` call: a bag per row, padding (id 0) left out of each mean."""
-    ids = np.concatenate([m.reshape(-1) for m in mats])
+    ``embedding_bag`` call: a bag per row, its padding (id 0) left out."""
+    flat = np.concatenate([m.reshape(-1) for m in mats])
     w = np.repeat(np.fromiter((m.shape[1] for m in mats), np.int64, len(mats)),
                   np.fromiter((m.shape[0] for m in mats), np.int64, len(mats)))
-    return torch.from_numpy(ids), torch.from_numpy(np.cumsum(w) - w)
+    real = flat != 0
+    n = np.bincount(np.repeat(np.arange(len(w)), w)[real], minlength=len(w))
+    return torch.from_numpy(flat[real]), torch.from_numpy(np.cumsum(n) - n)
 
 
 @dataclass
@@ -73,15 +112,36 @@ class _Group:
     n0: int                # first node position
     off: int
     pad: torch.Tensor      # [Bg,1,1,T] 0, or NEG for a padded key
-    match: torch.Tensor    # [Bg,T,T] 1 where a node and a goal/answer piece or history step match
+    match: tuple           # (state, row, column) numpy arrays: a node and a goal/answer piece or
+    #                        history step that match (both ways), each gets the head's match bias
+
+    def bias(self, w: torch.Tensor, scores: torch.Tensor, loc: np.ndarray | None = None, q0: int = 0) -> torch.Tensor:
+        """Add the match bias ``w`` [h] to ``scores`` [Bs*h,Tq,T] of this group's states ``loc``
+        (all if None) for query positions q0.. (in place; returned)."""
+        b, r, c = self.match
+        if loc is not None:
+            at = np.full(len(self.states), -1, np.int64)
+            at[loc] = np.arange(len(loc))
+            keep = (at[b] >= 0) & (r >= q0)
+            b, r, c = at[b[keep]], r[keep], c[keep]
+        elif q0:
+            keep = r >= q0
+            b, r, c = b[keep], r[keep], c[keep]
+        if len(b):
+            G, Tq, T = scores.shape
+            h = w.shape[0]
+            scores.view(G // h, h, Tq * T).transpose(1, 2).index_put_(
+                (torch.from_numpy(b), torch.from_numpy((r - q0) * T + c)), w.expand(len(b), h), accumulate=True)
+        return scores
 
 
 class Packed:
     """A chunk of states as :class:`PointerNet` reads it.
 
     Rows: [the B state tokens | every goal/answer piece | every history step | every node],
-    state by state within each block. ``src`` [P] maps each group's padded layout to rows (R:
-    a zero row), ``pos`` [R] each row to its place in those layouts. The heads' inputs (legal
+    state by state within each block. ``src`` [P] maps each group's padded layout to rows (a
+    padded position to row 0: as a key it weighs exactly 0, as a query it is never read), ``pos``
+    [R] each row to its place in those layouts. The heads' inputs (legal
     nodes, text candidates, screen pieces) are read from ``states`` for the states that need them."""
 
     def __init__(self, states: list[Encoded], overhead: float | None = None):
@@ -115,41 +175,51 @@ class Packed:
         # --- groups and their padded layouts
         groups = size_buckets(t.tolist(), overhead) if B > 1 else [[0]]
         base, h0, n0, T_of = (np.empty(B, i64) for _ in range(4))
-        moff = np.empty(B, i64)
-        specs, off, mo = [], 0, 0
+        specs, off = [], 0
         for g in groups:
             ix = np.asarray(g, i64)
             lm, hm, nm = int(lc[ix].max()), int(hh[ix].max()), int(nn_[ix].max())
             T = 1 + lm + hm + nm
             k = np.arange(len(ix))
-            base[ix], moff[ix] = off + k * T, mo + k * T * T
+            base[ix] = off + k * T
             h0[ix], n0[ix], T_of[ix] = 1 + lm, 1 + lm + hm, T
-            specs.append((ix, T, 1 + lm, 1 + lm + hm, off, mo))
+            specs.append((ix, T, 1 + lm, 1 + lm + hm, off, None))
             off += len(ix) * T
-            mo += len(ix) * T * T
         self.P = off
         self.base, self.h0, self.n0, self.T_of = base, h0, n0, T_of
         pos = self.pos_np = cat([base, np.repeat(base + 1, lc) + _spots(lc)[1],
                                  np.repeat(base + h0, hh) + _spots(hh)[1], np.repeat(base + n0, nn_) + _spots(nn_)[1]])
-        src = self.src_np = np.full(off, R, i64)
+        src = self.src_np = np.zeros(off, i64)          # a padded position reads row 0 (its key weighs 0)
         src[pos] = np.arange(R)
-        pad = np.where(src < R, 0.0, NEG).astype(f32)
-        match = np.zeros(mo, f32)
+        real = np.zeros(off, bool)
+        real[pos] = True
+        pad = np.where(real, 0.0, NEG).astype(f32)
+        g_of = np.empty(B, i64)
+        loc = np.empty(B, i64)
+        for gi, (ix, *_) in enumerate(specs):
+            g_of[ix], loc[ix] = gi, np.arange(len(ix))
+        bs, rs, cs = [], [], []
         for attr, col0 in (("match_ctx", np.ones(B, i64)), ("match_hist", h0)):
             m = [getattr(s, attr) for s in states]
             cnt = np.fromiter((len(x) for x in m), i64, B)
             if cnt.any():
                 pairs, b = cat(m), np.repeat(np.arange(B), cnt)
-                r, c, Tb = n0[b] + pairs[:, 0], col0[b] + pairs[:, 1], T_of[b]
-                match[moff[b] + r * Tb + c] = 1.0
-                match[moff[b] + c * Tb + r] = 1.0
+                r, c = n0[b] + pairs[:, 0], col0[b] + pairs[:, 1]
+                bs += [b, b]
+                rs += [r, c]
+                cs += [c, r]
+        mb, mr, mc = (cat(v) if v else np.zeros(0, i64) for v in (bs, rs, cs))
+        gm = g_of[mb]
         self.pos, self.src = tt(pos), tt(src)
-        self.groups = [_Group(ix, T, a, b, o, tt(pad[o:o + len(ix) * T]).view(len(ix), 1, 1, T),
-                              tt(match[m0:m0 + len(ix) * T * T]).view(len(ix), T, T))
-                       for ix, T, a, b, o, m0 in specs]
+        self.groups = []
+        for gi, (ix, T, a, b, o, _) in enumerate(specs):
+            k = gm == gi
+            self.groups.append(_Group(ix, T, a, b, o, tt(pad[o:o + len(ix) * T]).view(len(ix), 1, 1, T),
+                                      (loc[mb[k]], mr[k], mc[k])))
         order = cat([g.states for g in self.groups])
-        self.inverse = np.empty(B, i64)
-        self.inverse[order] = np.arange(B)     # state -> its place in the groups' order
+        inverse = np.empty(B, i64)
+        inverse[order] = np.arange(B)
+        self.inverse = tt(inverse)             # state -> its place in the groups' order
         self.N = max(1, int(nn_.max()))
         self.C = max(1, max(len(s.cand_a) for s in states))
 
@@ -202,22 +272,23 @@ class _Layer(nn.Module):
 
     def out(self, x: torch.Tensor, a: torch.Tensor) -> torch.Tensor:
         """The rest of the layer on rows ``x`` given their attention outputs ``a`` [n,D]."""
-        x = x + self.proj(a)
-        return x + self.ff(self.ln2(x))
+        x = x + linear(self.proj, a)
+        return x + _mlp(self.ff, self.ln2(x))
 
     def forward(self, x: torch.Tensor, pk: Packed, w: torch.Tensor) -> torch.Tensor:
         """Every row of ``x`` [R,D] through the layer (``w`` [h]: the match bias per head)."""
         D = x.shape[1]
         h, dh = self.h, D // self.h
-        qkv = self.qkv(self.ln1(x))
-        g_all = torch.cat([qkv, qkv.new_zeros(1, 3 * D)])[pk.src]                   # [P,3D]
+        g_all = linear(self.qkv, self.ln1(x)).index_select(0, pk.src)                  # [P,3D]
         outs = []
         for g in pk.groups:
             Bg, T = len(g.states), g.T
             q = g_all[g.off:g.off + Bg * T].view(Bg, T, 3, h, dh).permute(2, 0, 3, 1, 4).reshape(3, Bg * h, T, dh)
-            bias = torch.addcmul(g.pad, g.match[:, None], w[None, :, None, None]).view(Bg * h, T, T)
-            outs.append(self.attend(q[0], q[1], q[2], bias).view(Bg, h, T, dh).transpose(1, 2).reshape(Bg * T, D))
-        return self.out(x, torch.cat(outs)[pk.pos])
+            s = torch.baddbmm(g.pad.expand(Bg, h, 1, T).reshape(Bg * h, 1, T), q[0], q[1].transpose(1, 2),
+                              alpha=1 / math.sqrt(dh))
+            a = torch.bmm(torch.softmax(g.bias(w, s), -1), q[2])
+            outs.append(a.view(Bg, h, T, dh).transpose(1, 2).reshape(Bg * T, D))
+        return self.out(x, torch.cat(outs).index_select(0, pk.pos))
 
 
 class Encoding:
@@ -234,22 +305,21 @@ class Encoding:
         D = x.shape[1]
         h, dh = last.h, D // last.h
         self.x, self.y = x, last.ln1(x)
-        W, b = last.qkv.weight, last.qkv.bias
-        kv = F.linear(self.y, W[D:], b[D:])                                           # [R,2D]
-        self.kv = torch.cat([kv, kv.new_zeros(1, 2 * D)])[pk.src]                      # [P,2D]
-        qc = F.linear(self.y[:pk.B], W[:D], b[:D])                                     # [B,D]
+        kv = linear(last.qkv, self.y, part=slice(D, 3 * D)).index_select(0, pk.src)    # [P,2D]
+        qc = linear(last.qkv, self.y[:pk.B], part=slice(0, D))                         # [B,D]
         self.w = net.match_w[-1]
-        self._kv = {}
+        self._kv = []
         outs = []
-        for gi, g in enumerate(pk.groups):
+        for g in pk.groups:
             Bg, T = len(g.states), g.T
-            kvg = self._kv[gi] = self.kv[g.off:g.off + Bg * T].view(Bg, T, 2, h, dh).permute(2, 0, 3, 1, 4)
+            kvg = kv[g.off:g.off + Bg * T].view(Bg, T, 2, h, dh).permute(2, 0, 3, 1, 4)
+            self._kv.append(kvg)
             k, v = kvg.reshape(2, Bg * h, T, dh)
             # the state token matches nothing: its bias row is the padding alone
             bias = g.pad.expand(Bg, h, 1, T).reshape(Bg * h, 1, T)
-            q = qc[torch.from_numpy(g.states)].view(Bg * h, 1, dh)
+            q = qc.index_select(0, torch.from_numpy(g.states)).view(Bg * h, 1, dh)
             outs.append(last.attend(q, k, v, bias).view(Bg, D))
-        a = torch.cat(outs)[torch.from_numpy(pk.inverse)]
+        a = torch.cat(outs).index_select(0, pk.inverse)
         self.cls = net.ln(last.out(x[:pk.B], a))
 
     def rows(self, states: np.ndarray, text: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
@@ -278,20 +348,21 @@ class Encoding:
             q0_of[g.states[loc]] = q0
             plan.append((gi, loc, q0, Tq))
             qoff += Bs * Tq
-        yq = torch.cat([self.y, self.y.new_zeros(1, D)])[torch.from_numpy(np.concatenate(q_src))]
-        qq = F.linear(yq, last.qkv.weight[:D], last.qkv.bias[:D])                      # [Q,D]
+        yq = self.y.index_select(0, torch.from_numpy(np.concatenate(q_src)))
+        qq = linear(last.qkv, yq, part=slice(0, D))                                    # [Q,D]
         outs, o = [], 0
         for gi, loc, q0, Tq in plan:
             g = pk.groups[gi]
             Bs, T = len(loc), g.T
-            kvg = self._kv[gi]
-            if Bs < len(g.states):
-                kvg = kvg[:, torch.from_numpy(loc)]
+            whole = Bs == len(g.states)
+            kvg = self._kv[gi] if whole else self._kv[gi].index_select(1, torch.from_numpy(loc))
             k, v = kvg.reshape(2, Bs * h, T, dh)
             q = qq[o:o + Bs * Tq].view(Bs, Tq, h, dh).transpose(1, 2).reshape(Bs * h, Tq, dh)
-            pad, match = (g.pad, g.match) if Bs == len(g.states) else (g.pad[loc], g.match[loc])
-            bias = torch.addcmul(pad, match[:, None, q0:], self.w[None, :, None, None]).view(Bs * h, Tq, T)
-            outs.append(last.attend(q, k, v, bias).view(Bs, h, Tq, dh).transpose(1, 2).reshape(Bs * Tq, D))
+            pad = g.pad if whole else g.pad[torch.from_numpy(loc)]
+            s = torch.baddbmm(pad.expand(Bs, h, 1, T).reshape(Bs * h, 1, T), q, k.transpose(1, 2),
+                              alpha=1 / math.sqrt(dh))
+            a = torch.bmm(torch.softmax(g.bias(self.w, s, None if whole else loc, q0), -1), v)
+            outs.append(a.view(Bs, h, Tq, dh).transpose(1, 2).reshape(Bs * Tq, D))
             o += Bs * Tq
         # node rows of every selected state, then goal/answer rows of the text ones
         nn_, lc = pk.n_node[states], pk.n_ctx[states[text]]
@@ -300,7 +371,8 @@ class Encoding:
         st, tt_ = np.repeat(states, nn_), np.repeat(states[text], lc)
         at = np.concatenate([qpos[st] + pk.n0[st] - q0_of[st] + jn, qpos[tt_] + 1 - q0_of[tt_] + jc])
         rows = np.concatenate([pk.node0[st] + jn, pk.ctx0[tt_] + jc])
-        out = net.ln(last.out(self.x[torch.from_numpy(rows)], torch.cat(outs)[torch.from_numpy(at)]))
+        out = net.ln(last.out(self.x.index_select(0, torch.from_numpy(rows)),
+                              torch.cat(outs).index_select(0, torch.from_numpy(at))))
         return out[:len(st)], out[len(st):]
 
 
@@ -375,12 +447,13 @@ class PointerNet(nn.Module):
         """The input rows of a packed chunk [R,D]: state tokens, goal/answer pieces, history
         steps, nodes (:class:`Packed`)."""
         tb = self._table()
-        ctx = (self.embed(pk.ctx_ids, tb) + self.seg(pk.ctx_seg) + self.cpos(pk.ctx_pos) + self.ctx_in(pk.ctx_feats)
-               + self.etype.weight[1])
+        ctx = (self.embed(pk.ctx_ids, tb) + self.seg(pk.ctx_seg) + self.cpos(pk.ctx_pos)
+               + linear(self.ctx_in, pk.ctx_feats) + self.etype.weight[1])
         hist = (self.hist_kind(pk.hist_kind) + self._bag(pk.hist_bag, tb) + self.hist_in(pk.hist_feats)
                 + self.hist_pos(pk.hist_pos) + self.etype.weight[2])
-        node = (self.role(pk.node_role) + self._bag(pk.label_bag, tb) + self.value_in(self._bag(pk.value_bag, tb))
-                + self.node_in(pk.node_feats) + self.etype.weight[3])
+        node = (self.role(pk.node_role) + self._bag(pk.label_bag, tb)
+                + linear(self.value_in, self._bag(pk.value_bag, tb)) + linear(self.node_in, pk.node_feats)
+                + self.etype.weight[3])
         cls = self.cls + self.glob_in(pk.glob) + self.etype.weight[0]
         return torch.cat([cls, ctx, hist, node])
 
@@ -396,16 +469,14 @@ class PointerNet(nn.Module):
         """Node pointer of chunk states ``states`` (their node rows ``nodes``, state by state) for
         their kinds ``kind`` [B] -> [B,N], masked to nodes accepting the kind; other states' rows
         are all NEG."""
-        n = pk.n_node[states]
-        b, j = _spots(n)
-        sb = states[b]
-        bt, jt = torch.from_numpy(sb), torch.from_numpy(j)
-        kb = kind[bt]
-        s = self.node_head(torch.cat([nodes, cls[bt]], -1)).gather(1, kb[:, None]).squeeze(1)
-        acc = torch.from_numpy(np.concatenate([pk.states[i].node_accept for i in states]).reshape(-1, K))
-        ok = acc.gather(1, kb[:, None]).squeeze(1)
+        b, j = _spots(pk.n_node[states])
+        bt = torch.from_numpy(states[b])
+        kb = kind.index_select(0, bt)[:, None]
+        s = _mlp(self.node_head, torch.cat([nodes, cls.index_select(0, bt)], -1)).gather(1, kb).squeeze(1)
+        acc = torch.from_numpy(np.concatenate([pk.states[i].node_accept for i in states.tolist()]).reshape(-1, K))
+        ok = acc.gather(1, kb).squeeze(1)
         out = cls.new_full((pk.B, pk.N), NEG)
-        return out.index_put((bt, jt), s.masked_fill(~ok, NEG))
+        return out.index_put((bt, torch.from_numpy(j)), s.masked_fill(~ok, NEG))
 
     def cand_logits(self, cls: torch.Tensor, ctx: torch.Tensor, nodes: torch.Tensor, pk: Packed,
                     node_states: np.ndarray, states: np.ndarray, kind: torch.Tensor, use: torch.Tensor):
@@ -415,39 +486,38 @@ class PointerNet(nn.Module):
         all NEG) and the reference rows (spans' first/last pieces: each state's [ctx | screen
         pieces | 2 fixed], state by state) with each state's first one."""
         B, D = cls.shape
-        es = [pk.states[i] for i in states]
+        es = [pk.states[i] for i in states.tolist()]
+        n = len(es)
+        cat, tt = np.concatenate, torch.from_numpy
         lc = pk.n_ctx[states]
-        sc = np.fromiter((len(e.scr_ids) for e in es), np.int64, len(es))
+        sc = np.fromiter((len(e.scr_ids) for e in es), np.int64, n)
+        nc = np.fromiter((len(e.cand_a) for e in es), np.int64, n)
         nr = lc + sc + 2
         r0 = np.cumsum(nr) - nr                                    # each state's first reference row
         # a screen piece's node: its row among ``nodes``
         n_all = pk.n_node[node_states]
-        first_node = dict(zip(node_states.tolist(), (np.cumsum(n_all) - n_all).tolist()))
-        scr_node = np.concatenate([e.scr_node + first_node[i] for e, i in zip(es, states.tolist())])
-        tt = torch.from_numpy
-        scr = (self.embed(tt(np.concatenate([e.scr_ids for e in es]))) + self.scr_node(nodes[tt(scr_node)])
-               + self.scr_pos(tt(np.concatenate([e.scr_pos for e in es]))))
-        b_c, _ = _spots(lc)
-        b_s, _ = _spots(sc)
-        # reference rows: ctx rows, screen rows, fixed rows -> each state's [ctx | scr | fixed]
-        where = np.concatenate([r0[b_c] + _spots(lc)[1], r0[b_s] + lc[b_s] + _spots(sc)[1],
-                                np.repeat(r0 + lc + sc, 2) + np.tile([0, 1], len(es))])
-        ref = torch.cat([ctx, scr, self.fixed.weight.repeat(len(es), 1)])[tt(np.argsort(where))]
+        first = (np.cumsum(n_all) - n_all)[np.searchsorted(node_states, states)]
+        scr_node = cat([e.scr_node for e in es]) + np.repeat(first, sc)
+        scr = (self.embed(tt(cat([e.scr_ids for e in es]))) + linear(self.scr_node, nodes.index_select(0, tt(scr_node)))
+               + self.scr_pos(tt(cat([e.scr_pos for e in es]))))
+        # reference rows: [ctx rows | screen rows | fixed rows] -> each state's [ctx | scr | fixed]
+        where = cat([np.repeat(r0, lc) + _spots(lc)[1], np.repeat(r0 + lc, sc) + _spots(sc)[1],
+                     np.repeat(r0 + lc + sc, 2) + np.tile([0, 1], n)])
+        ref = torch.cat([ctx, scr, self.fixed.weight.repeat(n, 1)]).index_select(0, tt(np.argsort(where)))
         st_t = tt(states)
-        kb = kind[st_t]
-        q = self.span_q(torch.cat([cls[st_t], self.kind_emb(kb)], -1))
-        b_r = tt(np.repeat(np.arange(len(es)), nr))
-        se = (ref[:, None, :] * q.view(-1, 2, D)[b_r]).sum(-1) / math.sqrt(D)        # [rows,2] start, end
-        nc = np.fromiter((len(e.cand_a) for e in es), np.int64, len(es))
+        kb = kind.index_select(0, st_t)
+        q = self.span_q(torch.cat([cls.index_select(0, st_t), self.kind_emb(kb)], -1))
+        se = (ref[:, None, :] * q.view(n, 2, D).repeat_interleave(tt(nr), 0)).sum(-1) / math.sqrt(D)   # [rows,2]
         b_k, j_k = _spots(nc)
-        a = tt(np.concatenate([e.cand_a for e in es]) + np.repeat(r0, nc))
-        bb = tt(np.concatenate([e.cand_b for e in es]) + np.repeat(r0, nc))
-        feats = tt(np.concatenate([e.cand_feats for e in es]).reshape(-1, CAND_FEATS))
+        shift = np.repeat(r0, nc)
         bk = tt(b_k)
-        onehot = F.one_hot(kb, K).to(feats.dtype)[bk]
-        s = se[a, 0] + se[bb, 1] + self.cand_w(torch.cat([feats, onehot], -1)).squeeze(-1)
-        usable = tt(np.concatenate([e.cand_use for e in es]).reshape(-1, 3))
-        ok = usable.gather(1, use[st_t][bk][:, None]).squeeze(1)
+        feats = tt(cat([e.cand_feats for e in es]).reshape(-1, CAND_FEATS))
+        onehot = F.one_hot(kb, K).to(feats.dtype).index_select(0, bk)
+        s = (se[:, 0].index_select(0, tt(cat([e.cand_a for e in es]) + shift))
+             + se[:, 1].index_select(0, tt(cat([e.cand_b for e in es]) + shift))
+             + _mlp(self.cand_w, torch.cat([feats, onehot], -1)).squeeze(-1))
+        usable = tt(cat([e.cand_use for e in es]).reshape(-1, 3))
+        ok = usable.gather(1, use.index_select(0, st_t).index_select(0, bk)[:, None]).squeeze(1)
         out = cls.new_full((B, pk.C), NEG).index_put((tt(states[b_k]), tt(j_k)), s.masked_fill(~ok, NEG))
         return out, (ref, r0)
 
@@ -457,12 +527,13 @@ class PointerNet(nn.Module):
         reference rows :meth:`cand_logits` returned) given the chosen subject spans ``cand`` [B]
         -> [B,F]; other states' rows all NEG."""
         ref, r0 = ref
-        at = np.searchsorted(text_states, states)
-        a = np.array([pk.states[i].cand_a[c] for i, c in zip(states.tolist(), cand[torch.from_numpy(states)].tolist())])
-        b = np.array([pk.states[i].cand_b[c] for i, c in zip(states.tolist(), cand[torch.from_numpy(states)].tolist())])
-        tt = torch.from_numpy
-        st_t = tt(states)
-        f = self.frame_head(torch.cat([cls[st_t], ref[tt(r0[at] + a)], ref[tt(r0[at] + b)]], -1))
+        r0 = r0[np.searchsorted(text_states, states)]
+        picks = cand.index_select(0, torch.from_numpy(states)).tolist()
+        es = [pk.states[i] for i in states.tolist()]
+        a = torch.from_numpy(r0 + np.array([e.cand_a[c] for e, c in zip(es, picks)], np.int64))
+        b = torch.from_numpy(r0 + np.array([e.cand_b[c] for e, c in zip(es, picks)], np.int64))
+        st_t = torch.from_numpy(states)
+        f = self.frame_head(torch.cat([cls.index_select(0, st_t), ref.index_select(0, a), ref.index_select(0, b)], -1))
         F_ = f.shape[1]
         if n_frames < F_:
             f = f.masked_fill(torch.arange(F_)[None] >= n_frames, NEG)

@@ -203,7 +203,7 @@ class PointerPlanner(Policy):
         if node_np.any():
             ns = np.flatnonzero(node_np)
             at = node_rows_of(pk, need, ns)
-            a = factor(self.model.node_logits(cls, nodes if at is None else nodes[at], pk, ns, kind),
+            a = factor(self.model.node_logits(cls, nodes if at is None else nodes.index_select(0, at), pk, ns, kind),
                        None if args is None else torch.where(is_node, args, 0).clamp(min=0), 1, is_node)
             arg = torch.where(is_node, a, arg)
         if text_np.any():
