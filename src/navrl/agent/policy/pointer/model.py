@@ -44,21 +44,26 @@ def linear(lin: nn.Linear, x: torch.Tensor, gelu: bool = False, part: slice | No
     """``lin(x)`` (its output rows ``part`` only, if given), then GELU if ``gelu``. Without
     gradients and for many rows, through oneDNN with the weights prepacked once per weight
     version (an optimiser step or a load repacks them); else ``F.linear``."""
-    w, b = lin.weight, lin.bias
-    if part is not None:
-        w, b = w[part], (None if b is None else b[part])
-    if _onednn[0] and x.shape[0] >= _ONEDNN_ROWS and not torch.is_grad_enabled():
-        key = (part.start, part.stop) if part is not None else None
-        ver = (lin.weight._version, lin.weight.data_ptr(), None if lin.bias is None else lin.bias._version)
-        memo = _packed.setdefault(lin, {})
+    if x.shape[0] >= _ONEDNN_ROWS and _onednn[0] and not torch.is_grad_enabled():
+        wt, bt = lin.weight, lin.bias
+        ver = (wt._version, wt.data_ptr(), None if bt is None else bt._version)
+        memo = _packed.get(lin)
+        if memo is None:
+            memo = _packed[lin] = {}
+        key = None if part is None else (part.start, part.stop)
         hit = memo.get(key)
+        b = bt if part is None or bt is None else bt[part]
         try:
             if hit is None or hit[0] != ver:
-                hit = memo[key] = (ver, torch.ops.mkldnn._reorder_linear_weight(w.detach(), None))
+                hit = memo[key] = (ver, torch.ops.mkldnn._reorder_linear_weight(
+                    (wt if part is None else wt[part]).detach(), None))
             return torch.ops.mkldnn._linear_pointwise(x, hit[1], b, "gelu" if gelu else "none", [],
                                                       "none" if gelu else "")
         except RuntimeError:   # no oneDNN kernel for this build or input: the plain path from now on
             _onednn[0] = False
+    w, b = lin.weight, lin.bias
+    if part is not None:
+        w, b = w[part], (None if b is None else b[part])
     y = F.linear(x, w, b)
     return F.gelu(y) if gelu else y
 
@@ -299,8 +304,8 @@ class Encoding:
     def __init__(self, net: "PointerNet", pk: Packed):
         self.net, self.pk = net, pk
         x = net.embed_tokens(pk)
-        for li, layer in enumerate(net.layers[:-1]):
-            x = layer(x, pk, net.match_w[li])
+        for li in range(len(net.layers) - 1):
+            x = net.layers[li](x, pk, net.match_w[li])
         last = self.layer = net.layers[-1]
         D = x.shape[1]
         h, dh = last.h, D // last.h

@@ -141,7 +141,8 @@ class PointerPlanner(Policy):
 
         Runs the batch in chunks of states of similar size (each chunk is padded only to its
         own largest state: 2-3x less work than padding a whole PPO minibatch to its largest).
-        Returns kind [B], arg [B], frame [B], logp [B,3], ent [B,3], mask [B,3], state [B,D]."""
+        Returns kind [B], arg [B], frame [B], logp [B,3], ent [B,3] (scoring only: zeros when
+        ``choose``), mask [B,3], state [B,D]."""
         B = len(states)
         if B <= self.chunk_size:
             return self._forward_chunk(states, kinds, args, frames, temperature, choose)
@@ -164,12 +165,12 @@ class PointerPlanner(Policy):
         cls = enc.cls
         B = cls.shape[0]
         T = temperature
-        logp = torch.zeros(B, 3)
-        ent = torch.zeros(B, 3)
-        mask = torch.zeros(B, 3)
+        zero = cls.new_zeros(B)
+        logp, ent, mask = [zero] * 3, [zero] * 3, [zero] * 3   # per factor: kind, node or text, frame
 
-        def factor(logits: torch.Tensor, given: torch.Tensor | None, col: int, rows: torch.Tensor):
-            lp = torch.log_softmax(logits / T, dim=-1)
+        def factor(logits: torch.Tensor, given: torch.Tensor | None, col: int, rows: torch.Tensor | None):
+            """Choose (or take ``given``) one factor of the states ``rows`` (all if None)."""
+            lp = torch.log_softmax(logits if T == 1.0 else logits / T, dim=-1)
             if col == 0 and choose and self.sample and self.explore > 0:
                 # behaviour policy of training rollouts: (1 - eps) pi + eps uniform(legal kinds)
                 legal = (logits > NEG / 2).float()
@@ -183,17 +184,21 @@ class PointerPlanner(Policy):
             else:
                 pick = given
             chosen = lp.gather(1, pick.clamp(min=0)[:, None]).squeeze(1)
-            h = -(lp.exp() * lp).sum(-1)
-            r = rows.float()
-            logp[:, col] = logp[:, col] + chosen * r
-            ent[:, col] = ent[:, col] + h * r
-            mask[:, col] = torch.maximum(mask[:, col], r)
+            h = None if choose else -(lp.exp() * lp).sum(-1)   # entropy: scoring reads it, plan does not
+            if rows is None:
+                logp[col], mask[col] = chosen, torch.ones_like(zero)
+                if h is not None:
+                    ent[col] = h
+            else:
+                logp[col] = torch.where(rows, chosen, logp[col])
+                mask[col] = torch.where(rows, 1.0, mask[col])
+                if h is not None:
+                    ent[col] = torch.where(rows, h, ent[col])
             return pick
 
-        all_rows = torch.ones(B, dtype=torch.bool)
         if not self.frames:   # no question frame learnt yet: asking is not a legal decision
             pk.kind_mask[:, KIND_ID["ask"]] = False
-        kind = factor(self.model.kind_logits(cls, pk.kind_mask), kinds, 0, all_rows)
+        kind = factor(self.model.kind_logits(cls, pk.kind_mask), kinds, 0, None)
         is_node, is_text = _IS_NODE[kind], _IS_TEXT[kind]
         node_np, text_np = is_node.numpy(), is_text.numpy()
         need = np.flatnonzero(node_np | text_np)     # states whose kind points at a node or a text span
@@ -218,7 +223,7 @@ class PointerPlanner(Policy):
                                                len(self.frames)),
                        None if frames is None else torch.where(is_ask, frames, 0).clamp(min=0), 2, is_ask)
             frame = torch.where(is_ask, f, frame)
-        return kind, arg, frame, logp, ent, mask, cls
+        return kind, arg, frame, torch.stack(logp, 1), torch.stack(ent, 1), torch.stack(mask, 1), cls
 
     # ------------------------------------------------------------------ generation
     @torch.inference_mode()
