@@ -17,7 +17,7 @@ import json
 import re
 import zlib
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 import numpy as np
 
@@ -177,9 +177,9 @@ class Encoded:
     cand_feats: np.ndarray = field(default_factory=lambda: np.zeros((0, CAND_FEATS), np.float32))
     cand_use: np.ndarray = field(default_factory=lambda: np.zeros((0, 3), bool))
 
-    @property
+    @cached_property
     def cands(self) -> list[Cand]:
-        """The text candidates as objects (built on demand: plan reads the arrays)."""
+        """The text candidates as objects (built on first use: plan reads the arrays)."""
         return [Cand(int(src), t, int(a), int(b), f.tolist(), (bool(u[0]), bool(u[1]), bool(u[2])))
                 for src, t, a, b, f, u in zip(self.cand_src, self.cand_text, self.cand_a, self.cand_b,
                                               self.cand_feats, self.cand_use)]
@@ -230,6 +230,7 @@ class Vocab:
         self.words = list(dict.fromkeys(list(words) + list(PUNCTUATION)))
         self.index = {w: i + 1 for i, w in enumerate(self.words)}
         self._tri: BoundedCache[str, frozenset[str]] = BoundedCache(200_000, evict="all")
+        self._facts: BoundedCache[str, bool] = BoundedCache(100_000, evict="all")
         self._align: BoundedCache[tuple[str, str, str, str], tuple[float, ...]] = BoundedCache(200_000, evict="all")
         self._screens: BoundedCache[tuple[str, str, str, tuple[str, ...]], _Screen] = BoundedCache(2_000, touch=True)
         """Encoded screens keyed by (the prompt's node list as JSON, app, goal, answer texts):
@@ -244,6 +245,13 @@ class Vocab:
 
     def ids(self) -> "_Ids":
         return _Ids(self)
+
+    def is_fact(self, text: str) -> bool:
+        """Whether an episode-memory text holds an entity or a number (it then joins the answers)."""
+        f = self._facts.get(text)
+        if f is None:
+            f = self._facts.put(text, any(p.is_number or p.key not in self.index for p in pieces(text)))
+        return f
 
     def abstract_trigrams(self, text: str, max_pieces: int | None = None) -> frozenset[str]:
         """Character trigrams of ``text`` with every entity piece replaced by one character of
@@ -329,6 +337,16 @@ def _fixed_block() -> _Cands:
                               for k, w in enumerate(FIXED_ANSWERS)))
 
 
+def _slot(ph: dict, key: str) -> int:
+    """The placeholder of entity ``key`` in a state whose entities so far are ``ph`` (key ->
+    slot): the next free one at its first appearance, the same one after (slot j has id
+    ``vocab.size + j``)."""
+    j = ph.get(key)
+    if j is None:
+        j = ph[key] = len(ph) % N_PLACEHOLDERS
+    return j
+
+
 class _Ids:
     """Piece ids for one state: entities get placeholders in order of first appearance."""
 
@@ -337,18 +355,21 @@ class _Ids:
 
     def __call__(self, p: Piece) -> int:
         i = self.v.index.get(p.key)
-        if i is not None:
-            return i
-        j = self.ph.get(p.key)
-        if j is None:
-            j = self.ph[p.key] = len(self.ph) % N_PLACEHOLDERS
-        return self.v.size + j
+        return i if i is not None else self.v.size + _slot(self.ph, p.key)
 
 
 _SCR_POS = [min(k, 31) for k in range(MAX_NODE_PIECES)]
 
 
 _QUOTED = re.compile(r'"([^"]+)"')
+
+
+@lru_cache(maxsize=20_000)
+def _step_row(step: str) -> tuple[int, tuple[str, ...], str, bool]:
+    """A history step's kind, the keys of its target's first 8 pieces, the normalised target
+    and whether it has one."""
+    k, tgt = _step_kind_target(step)
+    return k, tuple(p.key for p in pieces(tgt)[:8]), norm(tgt), bool(tgt)
 
 
 @lru_cache(maxsize=20_000)
@@ -372,10 +393,28 @@ def encode(prompt: str, vocab: Vocab) -> Encoded:
         goal, answers, hist, nodes = str(d["g"]), d["a"], d["h"], d["n"]
         app, t = str(d.get("app", "")), int(d.get("t", 0))
         seen = d.get("m", ())
-        nj = json.dumps(nodes, separators=(",", ":"))
+        nj = _nodes_text(prompt, d)
     except (ValueError, KeyError, TypeError) as e:
         raise PointerInputError(f"not a pointer-planner prompt ({type(e).__name__})") from None
     return _encode(goal, answers, hist, app, t, nodes, seen, nj, vocab)
+
+
+def _nodes_text(prompt: str, d: dict) -> str:
+    """The JSON of a parsed prompt's node list, the screen memo's key: cut out of the prompt
+    when it is laid out as :func:`context_parts` writes it (then it is the JSON that function
+    wrote), else written anew. Cut only when no object but the prompt itself is opened before
+    the list ends and the list is the last value but the episode memory's, each key once: then
+    ``,"n":[`` and ``,"m":[`` occur in the text only where those keys are (a quote inside a
+    string is escaped) and the text between is the list's own."""
+    keys = list(d)
+    last_m = keys[-1] == "m"
+    if (keys[-1] == "n" or (last_m and len(keys) > 1 and keys[-2] == "n")) and prompt[-1:] == "}":
+        i = prompt.find(',"n":[')
+        end = prompt.find(',"m":[', i) if last_m else len(prompt) - 1
+        if (0 < i < end and prompt.find("{", 1, end) < 0 and prompt.count(',"n":[') == 1
+                and (not last_m or prompt.count(',"m":[') == 1)):
+            return prompt[i + 5:end]
+    return json.dumps(d["n"], separators=(",", ":"))
 
 
 def encode_parts(parts: PromptParts, vocab: Vocab) -> Encoded:
@@ -550,8 +589,7 @@ def _pad2(rows: list[list[int]]) -> np.ndarray:
 def _encode(goal: str, answers, hist, app: str, t: int, nodes, seen, nodes_json: str, vocab: Vocab) -> Encoded:
     # episode memory (texts of the previous app's last screen) joins the answers: facts the
     # episode has learnt that the goal does not state; only texts with an entity or a number
-    ans_texts = tuple([str(a) for _, a in answers] + [m for m in map(str, seen or ()) if any(
-        p.is_number or p.key not in vocab.index for p in pieces(m))])
+    ans_texts = tuple([str(a) for _, a in answers] + [m for m in map(str, seen or ()) if vocab.is_fact(m)])
     key = (nodes_json, app, goal, ans_texts)
     sc = vocab._screens.get(key)
     if sc is None:
@@ -560,36 +598,22 @@ def _encode(goal: str, answers, hist, app: str, t: int, nodes, seen, nodes_json:
     # the goal's and answers', before the nodes')
     ph = dict(sc.ctx_ph)
     index, size = vocab.index, vocab.size
-    hs = hist[-MAX_HIST:]
+    steps = [str(s) for s in hist]
+    hs = steps[-MAX_HIST:]
     hist_kind, hist_ids, hist_feats, hist_targets = [], [], [], []
     for j, step in enumerate(hs):
-        k, tgt = _step_kind_target(str(step))
+        k, keys, tn, has_tgt = _step_row(step)
         hist_kind.append(k)
-        row = []
-        for p in pieces(tgt)[:8]:
-            i = index.get(p.key)
-            if i is None:
-                jj = ph.get(p.key)
-                if jj is None:
-                    jj = ph[p.key] = len(ph) % N_PLACEHOLDERS
-                i = size + jj
-            row.append(i)
-        hist_ids.append(row or [0])
-        tn = norm(tgt)
+        hist_ids.append([index.get(key) or size + _slot(ph, key) for key in keys] or [0])
         hist_targets.append(tn)
-        rep = sum(1 for s in hist if str(s) == str(step))
-        hist_feats.append([float(tn in sc.labels_now and bool(tgt)), min(rep, 4) / 4.0, (len(hs) - j) / MAX_HIST])
+        hist_feats.append((float(tn in sc.labels_now and has_tgt), min(steps.count(step), 4) / 4.0,
+                           (len(hs) - j) / MAX_HIST))
     # --- the nodes' entities: placeholders in order of first appearance, after those taken
     taken = len(ph)
     res = sc.resolved.get(taken) if taken == len(sc.ctx_ph) else None
     if res is None:
         if sc.ents:
-            ent = np.empty(len(sc.ents), np.int64)
-            for k, key_ in enumerate(sc.ents):
-                jj = ph.get(key_)
-                if jj is None:
-                    jj = ph[key_] = len(ph) % N_PLACEHOLDERS
-                ent[k] = size + jj
+            ent = np.fromiter((size + _slot(ph, key_) for key_ in sc.ents), np.int64, len(sc.ents))
 
             def rs(a: np.ndarray) -> np.ndarray:
                 return np.where(a < 0, ent[np.maximum(-a - 1, 0)], a)
@@ -610,16 +634,22 @@ def _encode(goal: str, answers, hist, app: str, t: int, nodes, seen, nodes_json:
             last = sc.label_rows.get(hist_targets[-1]) if hist_targets[-1] else None
             if last is not None:
                 node_feats[last, _COL_LAST] = 1.0
-    glob = np.asarray([min(t, 30) / 30.0, float(sc.has_focus), float(bool(answers)), float(not app),
-                       min(sc.n_all, 96) / 96.0], np.float32)
+    glob = np.array((min(t, 30) / 30.0, float(sc.has_focus), float(bool(answers)), float(not app),
+                     min(sc.n_all, 96) / 96.0), np.float32)
     cb = sc.cands
-    return Encoded(goal, sc.ctx_ids, sc.ctx_seg, sc.ctx_pos, sc.ctx_feats, np.asarray(hist_kind, np.int64),
-                   _pad2(hist_ids) if hist_ids else np.zeros((0, 1), np.int64),
-                   np.asarray(hist_feats, np.float32).reshape(-1, HIST_FEATS), glob, sc.node_role, res[0], res[1],
-                   node_feats, sc.node_labels, sc.node_accept, sc.match_ctx, match_hist, res[2], sc.scr_node,
+    if hist_ids:
+        hk, hi = np.array(hist_kind, np.int64), _pad2(hist_ids)
+        hf = np.array(hist_feats, np.float32)
+    else:
+        hk, hi, hf = _NO_KINDS, _NO_HIST, _NO_HIST_FEATS
+    return Encoded(goal, sc.ctx_ids, sc.ctx_seg, sc.ctx_pos, sc.ctx_feats, hk, hi, hf, glob, sc.node_role, res[0],
+                   res[1], node_feats, sc.node_labels, sc.node_accept, sc.match_ctx, match_hist, res[2], sc.scr_node,
                    sc.scr_pos, sc.kind_mask, cb.text, cb.src, cb.a, cb.b, cb.feats, cb.use)
 
 
+_NO_KINDS = np.zeros(0, np.int64)
+_NO_HIST = np.zeros((0, 1), np.int64)
+_NO_HIST_FEATS = np.zeros((0, HIST_FEATS), np.float32)
 _NO_PAIRS = np.zeros((0, 2), np.int64)
 
 
