@@ -452,7 +452,7 @@ class _Screen:
     n_all: int
     kind_mask: np.ndarray
     cands: "_Cands"
-    resolved: dict = field(default_factory=dict)   # placeholders taken before the nodes -> ids
+    resolved: dict = field(default_factory=dict)   # entities the history added (in order) -> the nodes' ids
 
 
 _NODE_BASE_FEATS = 14 + 9
@@ -580,6 +580,8 @@ def _node_row(role, label: str, value: str, enabled, focused, acts, b, goal: str
 def _pad2(rows: list[list[int]]) -> np.ndarray:
     """Rows of ids as one [len(rows), longest] array, zero-padded (at least one column)."""
     L = max(1, max((len(r) for r in rows), default=1))
+    if all(len(r) == L for r in rows):
+        return np.array(rows, np.int64).reshape(len(rows), L)
     out = np.zeros((len(rows), L), dtype=np.int64)
     for i, r in enumerate(rows):
         out[i, :len(r)] = r
@@ -609,8 +611,9 @@ def _encode(goal: str, answers, hist, app: str, t: int, nodes, seen, nodes_json:
         hist_feats.append((float(tn in sc.labels_now and has_tgt), min(steps.count(step), 4) / 4.0,
                            (len(hs) - j) / MAX_HIST))
     # --- the nodes' entities: placeholders in order of first appearance, after those taken
-    taken = len(ph)
-    res = sc.resolved.get(taken) if taken == len(sc.ctx_ph) else None
+    # (by the goal and answers, then the history: the entities the history added decide them)
+    added = tuple(ph)[len(sc.ctx_ph):]
+    res = sc.resolved.get(added)
     if res is None:
         if sc.ents:
             ent = np.fromiter((size + _slot(ph, key_) for key_ in sc.ents), np.int64, len(sc.ents))
@@ -620,8 +623,9 @@ def _encode(goal: str, answers, hist, app: str, t: int, nodes, seen, nodes_json:
             res = (rs(sc.node_label), rs(sc.node_value), rs(sc.scr_ids))
         else:
             res = (sc.node_label, sc.node_value, sc.scr_ids)
-        if taken == len(sc.ctx_ph):
-            sc.resolved[taken] = res
+        if len(sc.resolved) >= 64:
+            sc.resolved.clear()
+        sc.resolved[added] = res
     # --- the history's columns of the nodes: a node whose label is a step's target
     node_feats, match_hist = sc.node_feats, _NO_PAIRS
     if any(hist_targets):
