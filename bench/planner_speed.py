@@ -18,8 +18,13 @@ Prints; asserts nothing. Usage: python bench/planner_speed.py [--rounds 3] [--th
 Two settings. Cold: every memo of the planner's modules emptied and a fresh planner, then
 one plan pass (a new process meeting these states; screens that recur within the pass do hit).
 Warm: label- and screen-level memos filled by an earlier pass, per-prompt cache empty (steady
-rollouts: a screen recurs across steps and the 8 sibling rollouts of a task); warm cells split
-featurise (context -> prompt -> model inputs) + rest.
+rollouts: a screen recurs across steps and the 8 sibling rollouts of a task), timed as plan()
+passes; warm cells add a split, featurise (context -> prompt -> model inputs, as score does) +
+rest (plan over the featurised states). Each pass cuts its batches from the states in another
+order (cold, warm-up, timed, split), so no timed batch repeats an earlier one's composition and
+shapes: oneDNN (ATen's GELU, the planner's linear layers) builds a kernel per input shape, and
+replayed batches would time those kernels cached where a rollout's new batches do not (it
+flattered the runs of 2026-12-05 before the planner padded its rows to a few sizes).
 
 Measured on the 2-core machine shared with other jobs (1 thread, best of 3 interleaved rounds;
 noisy: a cell moves by 20-30% between runs), f0ad593 -> e5da0c9, decisions/s (ratio):
@@ -58,24 +63,34 @@ def _time_passes(planner, ctxs: list, batch: int) -> tuple[float, float, float, 
     decisions) over ``ctxs``. Plan: ``plan`` over every batch with the per-prompt cache empty
     (what a rollout step does). Split: a featurisation pass (prompt, then model inputs from the
     prompt, as ``score`` does) and a plan pass over those states kept (prompt again, forward
-    pass, heads, rendering); their sum was this bench's total before 2026-12-05."""
+    pass, heads, rendering), over the states in reverse order (batches of another composition
+    than the plan passes': shapes a kernel was built for earlier are not met again); their
+    sum was this bench's total before 2026-12-05."""
     planner._cache.clear()
     out = []
     t0 = _clock()
     for i in range(0, len(ctxs), batch):
         out += planner.plan(ctxs[i:i + batch])
     direct = _clock() - t0
+    rev = ctxs[::-1]
     planner._cache.clear()
     t0 = _clock()
-    for i in range(0, len(ctxs), batch):
-        for c in ctxs[i:i + batch]:
+    for i in range(0, len(rev), batch):
+        for c in rev[i:i + batch]:
             planner.state(planner.prompt_text(c))
     feat = _clock() - t0
     t0 = _clock()
-    for i in range(0, len(ctxs), batch):
-        planner.plan(ctxs[i:i + batch])
+    for i in range(0, len(rev), batch):
+        planner.plan(rev[i:i + batch])
     rest = _clock() - t0
     return direct, feat, rest, [o.token_ids for o in out]
+
+
+def _shuffled(xs: list, seed: int) -> list:
+    import random
+    xs = list(xs)
+    random.Random(seed).shuffle(xs)
+    return xs
 
 
 _clock = time.perf_counter
@@ -104,8 +119,11 @@ def worker(threads: int, clock: str) -> None:
     data = ps.load_states()
     import navrl
     res: dict = {"navrl": navrl.__file__}
+    # batches are cut from the states in another order in each of cold, warm-up and timed warm
+    # passes: a rollout's batches are new compositions, and kernels some ops build per input
+    # shape (oneDNN's) must not be met again as they would be by replaying the same batches
     for world in ("phone", "miniwob"):
-        ctxs = ps.contexts_of([s["prompt"] for s in data["states"] if s["world"] == world])
+        ctxs = _shuffled(ps.contexts_of([s["prompt"] for s in data["states"] if s["world"] == world]), 1)
         for b in BATCHES:   # cold: every cache empty, one plan pass
             sub = ctxs[:BATCH1_STATES] if b == 1 else ctxs
             _clear_caches()
@@ -120,7 +138,7 @@ def worker(threads: int, clock: str) -> None:
     res["params"] = sum(p.numel() for p in planner.model.parameters())
     for world in ("phone", "miniwob"):
         ctxs = ps.contexts_of([s["prompt"] for s in data["states"] if s["world"] == world])
-        _time_passes(planner, ctxs, 16)   # warm the label- and screen-level caches
+        _time_passes(planner, _shuffled(ctxs, 2), 16)   # warm the label- and screen-level caches
         for b in BATCHES:
             sub = ctxs[:BATCH1_STATES] if b == 1 else ctxs
             direct, feat, rest, ids = _time_passes(planner, sub, b)

@@ -32,38 +32,63 @@ BUCKET_OVERHEAD = 80.0
 over the packed batch); measured on 2 cores, 40 to 300 within a few per cent."""
 
 
+# rows of the input table (:meth:`PointerNet._input_table`): small tables first, the words last
+_SEG, _CPOS, _HK, _HP, _ROLE, _ET, _CLS, _BIAS = 0, 2, 66, 77, 85, 106, 110, 111
+_WORD = _BIAS + 4
+"""Where the words and placeholders start: a piece id i is row ``_WORD + i``."""
+_DENSE = (0, CTX_FEATS, CTX_FEATS + HIST_FEATS, CTX_FEATS + HIST_FEATS + NODE_FEATS,
+          CTX_FEATS + HIST_FEATS + NODE_FEATS + GLOBAL_FEATS)
+"""Columns of the dense features of goal/answer pieces, history steps, nodes, state tokens."""
+
 _ONEDNN_ROWS = 64
 """Rows from which an inference pass runs a linear layer through oneDNN with prepacked weights
-(:func:`linear`): ~2x faster than ``F.linear`` for the encoder's token-wise layers on 2 cores
-(the same values on this machine); for a few rows its call costs more than it saves."""
+(:func:`linear`): ~2x faster than ``F.linear`` (MKL) for the encoder's token-wise layers on this
+machine's AMD cores, the same values; for a few rows its call costs more than it saves. oneDNN
+builds a kernel per input shape (~0.4 ms, then cached): the rows are padded to one of 8 sizes
+per octave, so batches of any size meet a few hundred kernels at most."""
 _packed: "weakref.WeakKeyDictionary[nn.Linear, dict]" = weakref.WeakKeyDictionary()
 _onednn = [torch.backends.mkldnn.is_available() and hasattr(torch.ops.mkldnn, "_linear_pointwise")]
+
+
+def _onednn_linear(x: torch.Tensor, make_w, b: torch.Tensor | None, owner, key, params: tuple, gelu: bool):
+    """``x W^T + b`` (GELU'd if ``gelu``) through oneDNN with ``W = make_w()`` prepacked once per
+    version of ``params`` (memoised on ``owner`` under ``key``); None where oneDNN cannot."""
+    M = x.shape[0]
+    step = 1 << max(3, M.bit_length() - 4)
+    Mb = -(-M // step) * step
+    if Mb != M:   # oneDNN builds a kernel per input shape: rows padded to one of 8 sizes per octave
+        x = torch.cat([x, x.new_zeros(Mb - M, x.shape[1])])
+    ver = tuple((q._version, q.data_ptr()) for q in params if q is not None)
+    memo = _packed.get(owner)
+    if memo is None:
+        memo = _packed[owner] = {}
+    hit = memo.get(key)
+    try:
+        if hit is None or hit[0] != ver:
+            hit = memo[key] = (ver, torch.ops.mkldnn._reorder_linear_weight(make_w().detach(), None))
+        y = torch.ops.mkldnn._linear_pointwise(x, hit[1], b, "gelu" if gelu else "none", [], "none" if gelu else "")
+        return y if Mb == M else y[:M]
+    except RuntimeError:   # no oneDNN kernel for this build or input: the plain path from now on
+        _onednn[0] = False
+        return None
+
+
+def _fast(x: torch.Tensor) -> bool:
+    return x.shape[0] >= _ONEDNN_ROWS and _onednn[0] and not torch.is_grad_enabled()
 
 
 def linear(lin: nn.Linear, x: torch.Tensor, gelu: bool = False, part: slice | None = None) -> torch.Tensor:
     """``lin(x)`` (its output rows ``part`` only, if given), then GELU if ``gelu``. Without
     gradients and for many rows, through oneDNN with the weights prepacked once per weight
     version (an optimiser step or a load repacks them); else ``F.linear``."""
-    if x.shape[0] >= _ONEDNN_ROWS and _onednn[0] and not torch.is_grad_enabled():
-        wt, bt = lin.weight, lin.bias
-        ver = (wt._version, wt.data_ptr(), None if bt is None else bt._version)
-        memo = _packed.get(lin)
-        if memo is None:
-            memo = _packed[lin] = {}
-        key = None if part is None else (part.start, part.stop)
-        hit = memo.get(key)
-        b = bt if part is None or bt is None else bt[part]
-        try:
-            if hit is None or hit[0] != ver:
-                hit = memo[key] = (ver, torch.ops.mkldnn._reorder_linear_weight(
-                    (wt if part is None else wt[part]).detach(), None))
-            return torch.ops.mkldnn._linear_pointwise(x, hit[1], b, "gelu" if gelu else "none", [],
-                                                      "none" if gelu else "")
-        except RuntimeError:   # no oneDNN kernel for this build or input: the plain path from now on
-            _onednn[0] = False
     w, b = lin.weight, lin.bias
     if part is not None:
         w, b = w[part], (None if b is None else b[part])
+    if _fast(x):
+        y = _onednn_linear(x, lambda: w, b, lin, None if part is None else (part.start, part.stop),
+                           (lin.weight, lin.bias), gelu)
+        if y is not None:
+            return y
     y = F.linear(x, w, b)
     return F.gelu(y) if gelu else y
 
@@ -103,7 +128,7 @@ def _bag_input(mats: list[np.ndarray]) -> tuple[torch.Tensor, torch.Tensor]:
                   np.fromiter((m.shape[0] for m in mats), np.int64, len(mats)))
     real = flat != 0
     n = np.bincount(np.repeat(np.arange(len(w)), w)[real], minlength=len(w))
-    return torch.from_numpy(flat[real]), torch.from_numpy(np.cumsum(n) - n)
+    return torch.from_numpy(flat[real] + _WORD), torch.from_numpy(np.cumsum(n) - n)
 
 
 @dataclass
@@ -161,21 +186,33 @@ class Packed:
         self.hist0 = B + int(lc.sum()) + np.cumsum(hh) - hh
         self.node0 = B + int(lc.sum()) + int(hh.sum()) + np.cumsum(nn_) - nn_
         R = self.R = int(t.sum())
+        Lc, H, N = int(lc.sum()), int(hh.sum()), int(nn_.sum())
         cat, tt = np.concatenate, torch.from_numpy
-        # --- token inputs
-        self.ctx_ids = tt(cat([s.ctx_ids for s in states]))
-        self.ctx_seg = tt(cat([s.ctx_seg for s in states]))
-        self.ctx_pos = tt(cat([s.ctx_pos for s in states]))
-        self.ctx_feats = tt(cat([s.ctx_feats for s in states]).reshape(-1, CTX_FEATS))
-        self.hist_kind = tt(cat([s.hist_kind for s in states]))
-        self.hist_pos = tt(np.minimum(_spots(hh)[1], 7))
-        self.hist_feats = tt(cat([s.hist_feats for s in states]).reshape(-1, HIST_FEATS))
-        self.hist_bag = _bag_input([s.hist_ids for s in states])
-        self.node_role = tt(cat([s.node_role for s in states]))
-        self.node_feats = tt(cat([s.node_feats for s in states]).reshape(-1, NODE_FEATS))
-        self.label_bag = _bag_input([s.node_label_ids for s in states])
+        # --- token inputs: each row's table rows, summed (one bag per row: the state token's
+        # [cls, type, glob_in bias]; a piece's [word, segment, position, type, ctx_in bias]; a
+        # step's [kind, position, type, hist_in bias]; a node's [role, type, node_in bias]),
+        # its dense features (one block of columns per row type), and mean-of-words bags
+        ctx_ids = cat([s.ctx_ids for s in states])
+        _, jh = _spots(hh)
+        one = np.ones
+        look = cat([np.stack([one(B, i64) * _CLS, one(B, i64) * _ET, one(B, i64) * (_BIAS + 3)], 1).reshape(-1),
+                    np.stack([ctx_ids + _WORD, cat([s.ctx_seg for s in states]) + _SEG,
+                              cat([s.ctx_pos for s in states]) + _CPOS, one(len(ctx_ids), i64) * (_ET + 1),
+                              one(len(ctx_ids), i64) * _BIAS], 1).reshape(-1),
+                    np.stack([cat([s.hist_kind for s in states]) + _HK, np.minimum(jh, 7) + _HP,
+                              one(len(jh), i64) * (_ET + 2), one(len(jh), i64) * (_BIAS + 1)], 1).reshape(-1),
+                    np.stack([cat([s.node_role for s in states]) + _ROLE, one(N, i64) * (_ET + 3),
+                              one(N, i64) * (_BIAS + 2)], 1).reshape(-1)])
+        self.look = (tt(look), tt(cat([np.arange(B) * 3, 3 * B + np.arange(Lc) * 5, 3 * B + 5 * Lc + np.arange(H) * 4,
+                                       3 * B + 5 * Lc + 4 * H + np.arange(N) * 3])))
+        dense = np.zeros((R, _DENSE[-1]), f32)
+        dense[B:B + Lc, _DENSE[0]:_DENSE[1]] = cat([s.ctx_feats for s in states]).reshape(-1, CTX_FEATS)
+        dense[B + Lc:B + Lc + H, _DENSE[1]:_DENSE[2]] = cat([s.hist_feats for s in states]).reshape(-1, HIST_FEATS)
+        dense[B + Lc + H:, _DENSE[2]:_DENSE[3]] = cat([s.node_feats for s in states]).reshape(-1, NODE_FEATS)
+        dense[:B, _DENSE[3]:] = np.stack([s.glob for s in states])
+        self.dense = tt(dense)
+        self.word_bag = _bag_input([s.hist_ids for s in states] + [s.node_label_ids for s in states])   # steps, labels
         self.value_bag = _bag_input([s.node_value_ids for s in states])
-        self.glob = tt(np.stack([s.glob for s in states]).astype(f32, copy=False))
         self.kind_mask = tt(np.stack([s.kind_mask for s in states]).astype(bool, copy=False))
         # --- groups and their padded layouts
         groups = size_buckets(t.tolist(), overhead) if B > 1 else [[0]]
@@ -225,7 +262,7 @@ class Packed:
         inverse = np.empty(B, i64)
         inverse[order] = np.arange(B)
         self.inverse = tt(inverse)             # state -> its place in the groups' order
-        self.N = max(1, int(nn_.max()))
+        self.N, self.N_all = max(1, int(nn_.max())), N
         self.C = max(1, max(len(s.cand_a) for s in states))
 
 
@@ -433,6 +470,8 @@ class PointerNet(nn.Module):
         self.fixed = nn.Embedding(2, d)
         self.cand_w = nn.Sequential(nn.Linear(CAND_FEATS + K, d), nn.GELU(), nn.Linear(d, 1))
         self.frame_head = nn.Sequential(nn.Linear(3 * d, d), nn.GELU(), nn.Linear(d, cfg.max_frames))
+        sizes = [2, 64, K, 8, len(ROLES), 4, 1]
+        assert [_SEG, _CPOS, _HK, _HP, _ROLE, _ET, _CLS, _BIAS] == [sum(sizes[:i]) for i in range(8)]
 
     def embed(self, ids: torch.Tensor, table: torch.Tensor | None = None) -> torch.Tensor:
         """Piece ids [...] -> [..., D]: UI words learnt, entities fixed placeholders (ids
@@ -443,24 +482,37 @@ class PointerNet(nn.Module):
     def _table(self) -> torch.Tensor:
         return torch.cat([self.word.weight, self.placeholders])
 
-    @staticmethod
-    def _bag(bag: tuple[torch.Tensor, torch.Tensor], table: torch.Tensor) -> torch.Tensor:
-        """Mean of piece embeddings per bag (:func:`_bag_input`), padding (0) excluded."""
-        return F.embedding_bag(bag[0], table, bag[1], mode="mean", padding_idx=0)
+    def _input_table(self) -> torch.Tensor:
+        """Every input vector the encoder sums, one table: segments, positions, history kinds and
+        positions, roles, element types, the state token, the four input biases, then the words
+        and placeholders (rows ``_SEG`` .. ``_WORD`` + piece id)."""
+        return torch.cat([self.seg.weight, self.cpos.weight, self.hist_kind.weight, self.hist_pos.weight,
+                          self.role.weight, self.etype.weight, self.cls[None], self.ctx_in.bias[None],
+                          self.hist_in.bias[None], self.node_in.bias[None], self.glob_in.bias[None], self.word.weight,
+                          self.placeholders])
+
+    def _dense_weight(self) -> torch.Tensor:
+        return torch.cat([self.ctx_in.weight, self.hist_in.weight, self.node_in.weight, self.glob_in.weight], 1)
 
     def embed_tokens(self, pk: Packed) -> torch.Tensor:
-        """The input rows of a packed chunk [R,D]: state tokens, goal/answer pieces, history
-        steps, nodes (:class:`Packed`)."""
-        tb = self._table()
-        ctx = (self.embed(pk.ctx_ids, tb) + self.seg(pk.ctx_seg) + self.cpos(pk.ctx_pos)
-               + linear(self.ctx_in, pk.ctx_feats) + self.etype.weight[1])
-        hist = (self.hist_kind(pk.hist_kind) + self._bag(pk.hist_bag, tb) + self.hist_in(pk.hist_feats)
-                + self.hist_pos(pk.hist_pos) + self.etype.weight[2])
-        node = (self.role(pk.node_role) + self._bag(pk.label_bag, tb)
-                + linear(self.value_in, self._bag(pk.value_bag, tb)) + linear(self.node_in, pk.node_feats)
-                + self.etype.weight[3])
-        cls = self.cls + self.glob_in(pk.glob) + self.etype.weight[0]
-        return torch.cat([cls, ctx, hist, node])
+        """The input rows of a packed chunk [R,D] (:class:`Packed`): state tokens ``cls`` + W g
+        + type; goal/answer pieces word + segment + position + W f + type; history steps kind +
+        mean of its words + W f + position + type; nodes role + mean of the label's words + V
+        (mean of the value's words) + W f + type (W: each type's input layer)."""
+        tb = self._input_table()
+        x = F.embedding_bag(pk.look[0], tb, pk.look[1], mode="sum")
+        if _fast(pk.dense):
+            d = _onednn_linear(pk.dense, self._dense_weight, None, self, "dense",
+                               (self.ctx_in.weight, self.hist_in.weight, self.node_in.weight, self.glob_in.weight), False)
+        else:
+            d = None
+        x = x + (F.linear(pk.dense, self._dense_weight()) if d is None else d)
+        B, H_N, N = pk.B, len(pk.word_bag[1]), pk.N_all
+        x[x.shape[0] - H_N:] += F.embedding_bag(pk.word_bag[0], tb, pk.word_bag[1], mode="mean")
+        if N:
+            x[x.shape[0] - N:] += linear(self.value_in, F.embedding_bag(pk.value_bag[0], tb, pk.value_bag[1],
+                                                                        mode="mean"))
+        return x
 
     def encode(self, pk: Packed) -> Encoding:
         return Encoding(self, pk)
