@@ -54,8 +54,7 @@ def _onednn_linear(x: torch.Tensor, make_w, b: torch.Tensor | None, owner, key, 
     """``x W^T + b`` (GELU'd if ``gelu``) through oneDNN with ``W = make_w()`` prepacked once per
     version of ``params`` (memoised on ``owner`` under ``key``); None where oneDNN cannot."""
     M = x.shape[0]
-    step = 1 << max(3, M.bit_length() - 4)
-    Mb = -(-M // step) * step
+    Mb = _rows(M)
     if Mb != M:   # oneDNN builds a kernel per input shape: rows padded to one of 8 sizes per octave
         x = torch.cat([x, x.new_zeros(Mb - M, x.shape[1])])
     ver = tuple((q._version, q.data_ptr()) for q in params if q is not None)
@@ -71,6 +70,14 @@ def _onednn_linear(x: torch.Tensor, make_w, b: torch.Tensor | None, owner, key, 
     except RuntimeError:   # no oneDNN kernel for this build or input: the plain path from now on
         _onednn[0] = False
         return None
+
+
+def _rows(m: int) -> int:
+    """``m`` rounded up to one of 8 sizes per octave (from 64 rows: fewer run without oneDNN)."""
+    if m < _ONEDNN_ROWS:
+        return m
+    step = 1 << max(3, m.bit_length() - 4)
+    return -(-m // step) * step
 
 
 def _fast(x: torch.Tensor) -> bool:
@@ -183,10 +190,10 @@ class Packed:
         nn_ = self.n_node = np.fromiter((len(s.node_role) for s in states), i64, B)
         t = 1 + lc + hh + nn_
         self.ctx0 = B + np.cumsum(lc) - lc                      # first row of each state's pieces
-        self.hist0 = B + int(lc.sum()) + np.cumsum(hh) - hh
         self.node0 = B + int(lc.sum()) + int(hh.sum()) + np.cumsum(nn_) - nn_
-        R = self.R = int(t.sum())
         Lc, H, N = int(lc.sum()), int(hh.sum()), int(nn_.sum())
+        R = int(t.sum())
+        self.R = Rb = _rows(R)   # rows R.. are zero rows, so that a layer's row count is one of a few
         cat, tt = np.concatenate, torch.from_numpy
         # --- token inputs: each row's table rows, summed (one bag per row: the state token's
         # [cls, type, glob_in bias]; a piece's [word, segment, position, type, ctx_in bias]; a
@@ -204,11 +211,12 @@ class Packed:
                     np.stack([cat([s.node_role for s in states]) + _ROLE, one(N, i64) * (_ET + 3),
                               one(N, i64) * (_BIAS + 2)], 1).reshape(-1)])
         self.look = (tt(look), tt(cat([np.arange(B) * 3, 3 * B + np.arange(Lc) * 5, 3 * B + 5 * Lc + np.arange(H) * 4,
-                                       3 * B + 5 * Lc + 4 * H + np.arange(N) * 3])))
-        dense = np.zeros((R, _DENSE[-1]), f32)
+                                       3 * B + 5 * Lc + 4 * H + np.arange(N) * 3, np.full(Rb - R, len(look))])))
+        dense = np.zeros((Rb, _DENSE[-1]), f32)
         dense[B:B + Lc, _DENSE[0]:_DENSE[1]] = cat([s.ctx_feats for s in states]).reshape(-1, CTX_FEATS)
         dense[B + Lc:B + Lc + H, _DENSE[1]:_DENSE[2]] = cat([s.hist_feats for s in states]).reshape(-1, HIST_FEATS)
-        dense[B + Lc + H:, _DENSE[2]:_DENSE[3]] = cat([s.node_feats for s in states]).reshape(-1, NODE_FEATS)
+        dense[B + Lc + H:R, _DENSE[2]:_DENSE[3]] = cat([s.node_feats for s in states]).reshape(-1, NODE_FEATS)
+        self.hist_row0 = B + Lc                                # the first history step's row
         dense[:B, _DENSE[3]:] = np.stack([s.glob for s in states])
         self.dense = tt(dense)
         self.word_bag = _bag_input([s.hist_ids for s in states] + [s.node_label_ids for s in states])   # steps, labels
@@ -229,8 +237,8 @@ class Packed:
             off += len(ix) * T
         self.P = off
         self.base, self.h0, self.n0, self.T_of = base, h0, n0, T_of
-        pos = self.pos_np = cat([base, np.repeat(base + 1, lc) + _spots(lc)[1],
-                                 np.repeat(base + h0, hh) + _spots(hh)[1], np.repeat(base + n0, nn_) + _spots(nn_)[1]])
+        pos = cat([base, np.repeat(base + 1, lc) + _spots(lc)[1], np.repeat(base + h0, hh) + _spots(hh)[1],
+                   np.repeat(base + n0, nn_) + _spots(nn_)[1]])
         src = self.src_np = np.zeros(off, i64)          # a padded position reads row 0 (its key weighs 0)
         src[pos] = np.arange(R)
         real = np.zeros(off, bool)
@@ -252,7 +260,7 @@ class Packed:
                 cs += [c, r]
         mb, mr, mc = (cat(v) if v else np.zeros(0, i64) for v in (bs, rs, cs))
         gm = g_of[mb]
-        self.pos, self.src = tt(pos), tt(src)
+        self.pos, self.src = tt(cat([pos, np.zeros(Rb - R, i64)])), tt(src)   # a zero row reads position 0
         self.groups = []
         for gi, (ix, T, a, b, o, _) in enumerate(specs):
             k = gm == gi
@@ -507,11 +515,11 @@ class PointerNet(nn.Module):
         else:
             d = None
         x = x + (F.linear(pk.dense, self._dense_weight()) if d is None else d)
-        B, H_N, N = pk.B, len(pk.word_bag[1]), pk.N_all
-        x[x.shape[0] - H_N:] += F.embedding_bag(pk.word_bag[0], tb, pk.word_bag[1], mode="mean")
+        a, H_N, N = pk.hist_row0, len(pk.word_bag[1]), pk.N_all
+        x[a:a + H_N] += F.embedding_bag(pk.word_bag[0], tb, pk.word_bag[1], mode="mean")
         if N:
-            x[x.shape[0] - N:] += linear(self.value_in, F.embedding_bag(pk.value_bag[0], tb, pk.value_bag[1],
-                                                                        mode="mean"))
+            x[a + H_N - N:a + H_N] += linear(self.value_in, F.embedding_bag(pk.value_bag[0], tb, pk.value_bag[1],
+                                                                            mode="mean"))
         return x
 
     def encode(self, pk: Packed) -> Encoding:
