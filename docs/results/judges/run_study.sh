@@ -15,8 +15,9 @@ P=${P:-6}
 SEEDS=${SEEDS:-"0"}
 PY=${PY:-python}
 # every arm identical except judge / reward / seed. torch_threads=1: arms run side by side;
-# eval_episodes=8 only shortens navrl train's own closing evaluation (the study's is navrl eval)
-COMMON=(--preset demo --init "$D/sft/sft.pt" --set torch_threads=1 --set eval_episodes=8)
+# eval_episodes=8 only shortens navrl train's own closing evaluation (the study's is navrl eval);
+# checkpoint_every=2 keeps a checkpoint every 2 updates (an arm cut short is evaluated at a common update)
+COMMON=(--preset demo --init "$D/sft/sft.pt" --set torch_threads=1 --set eval_episodes=8 --set checkpoint_every=2)
 mkdir -p "$D/logs"
 cli() { $PY -m navrl.cli "$@"; }
 
