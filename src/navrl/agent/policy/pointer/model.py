@@ -102,7 +102,12 @@ def linear(lin: nn.Linear, x: torch.Tensor, gelu: bool = False, part: slice | No
 
 def _mlp(seq: nn.Sequential, x: torch.Tensor) -> torch.Tensor:
     """A [Linear, GELU, Linear] block through :func:`linear`."""
-    return linear(seq[2], linear(seq[0], x, gelu=True))
+    first, _, last = seq._modules.values()
+    return linear(last, linear(first, x, gelu=True))
+
+
+def _norm(ln: nn.LayerNorm, x: torch.Tensor) -> torch.Tensor:
+    return F.layer_norm(x, ln.normalized_shape, ln.weight, ln.bias, ln.eps)
 
 
 @dataclass(frozen=True)
@@ -199,76 +204,93 @@ class Packed:
         # [cls, type, glob_in bias]; a piece's [word, segment, position, type, ctx_in bias]; a
         # step's [kind, position, type, hist_in bias]; a node's [role, type, node_in bias]),
         # its dense features (one block of columns per row type), and mean-of-words bags
-        ctx_ids = cat([s.ctx_ids for s in states])
+        _, jc = _spots(lc)
         _, jh = _spots(hh)
-        one = np.ones
-        look = cat([np.stack([one(B, i64) * _CLS, one(B, i64) * _ET, one(B, i64) * (_BIAS + 3)], 1).reshape(-1),
-                    np.stack([ctx_ids + _WORD, cat([s.ctx_seg for s in states]) + _SEG,
-                              cat([s.ctx_pos for s in states]) + _CPOS, one(len(ctx_ids), i64) * (_ET + 1),
-                              one(len(ctx_ids), i64) * _BIAS], 1).reshape(-1),
-                    np.stack([cat([s.hist_kind for s in states]) + _HK, np.minimum(jh, 7) + _HP,
-                              one(len(jh), i64) * (_ET + 2), one(len(jh), i64) * (_BIAS + 1)], 1).reshape(-1),
-                    np.stack([cat([s.node_role for s in states]) + _ROLE, one(N, i64) * (_ET + 3),
-                              one(N, i64) * (_BIAS + 2)], 1).reshape(-1)])
-        self.look = (tt(look), tt(cat([np.arange(B) * 3, 3 * B + np.arange(Lc) * 5, 3 * B + 5 * Lc + np.arange(H) * 4,
-                                       3 * B + 5 * Lc + 4 * H + np.arange(N) * 3, np.full(Rb - R, len(look))])))
+        _, jn = _spots(nn_)
+        look = np.empty(3 * B + 5 * Lc + 4 * H + 3 * N, i64)
+        v = look[:3 * B].reshape(B, 3)
+        v[:] = (_CLS, _ET, _BIAS + 3)
+        v = look[3 * B:3 * B + 5 * Lc].reshape(Lc, 5)
+        v[:, 0] = cat([s.ctx_ids for s in states])
+        v[:, 0] += _WORD
+        v[:, 1] = cat([s.ctx_seg for s in states])
+        v[:, 1] += _SEG
+        v[:, 2] = cat([s.ctx_pos for s in states])
+        v[:, 2] += _CPOS
+        v[:, 3:] = (_ET + 1, _BIAS)
+        v = look[3 * B + 5 * Lc:3 * B + 5 * Lc + 4 * H].reshape(H, 4)
+        if H:
+            v[:, 0] = cat([s.hist_kind for s in states])
+            v[:, 0] += _HK
+            v[:, 1] = np.minimum(jh, 7)
+            v[:, 1] += _HP
+            v[:, 2:] = (_ET + 2, _BIAS + 1)
+        v = look[3 * B + 5 * Lc + 4 * H:].reshape(N, 3)
+        v[:, 0] = cat([s.node_role for s in states])
+        v[:, 0] += _ROLE
+        v[:, 1:] = (_ET + 3, _BIAS + 2)
+        off = np.empty(Rb, i64)
+        off[:B] = np.arange(0, 3 * B, 3)
+        off[B:B + Lc] = np.arange(3 * B, 3 * B + 5 * Lc, 5)
+        off[B + Lc:B + Lc + H] = np.arange(3 * B + 5 * Lc, 3 * B + 5 * Lc + 4 * H, 4)
+        off[B + Lc + H:R] = np.arange(3 * B + 5 * Lc + 4 * H, len(look), 3)
+        off[R:] = len(look)
+        self.look = (tt(look), tt(off))
         dense = np.zeros((Rb, _DENSE[-1]), f32)
-        dense[B:B + Lc, _DENSE[0]:_DENSE[1]] = cat([s.ctx_feats for s in states]).reshape(-1, CTX_FEATS)
-        dense[B + Lc:B + Lc + H, _DENSE[1]:_DENSE[2]] = cat([s.hist_feats for s in states]).reshape(-1, HIST_FEATS)
-        dense[B + Lc + H:R, _DENSE[2]:_DENSE[3]] = cat([s.node_feats for s in states]).reshape(-1, NODE_FEATS)
-        self.hist_row0 = B + Lc                                # the first history step's row
         dense[:B, _DENSE[3]:] = np.stack([s.glob for s in states])
+        dense[B:B + Lc, _DENSE[0]:_DENSE[1]] = cat([s.ctx_feats for s in states])
+        if H:
+            dense[B + Lc:B + Lc + H, _DENSE[1]:_DENSE[2]] = cat([s.hist_feats for s in states])
+        dense[B + Lc + H:R, _DENSE[2]:_DENSE[3]] = cat([s.node_feats for s in states])
         self.dense = tt(dense)
+        self.hist_row0 = B + Lc                                # the first history step's row
         self.word_bag = _bag_input([s.hist_ids for s in states] + [s.node_label_ids for s in states])   # steps, labels
         self.value_bag = _bag_input([s.node_value_ids for s in states])
-        self.kind_mask = tt(np.stack([s.kind_mask for s in states]).astype(bool, copy=False))
+        self.kind_mask = tt(np.stack([s.kind_mask for s in states]))
         # --- groups and their padded layouts
         groups = size_buckets(t.tolist(), overhead) if B > 1 else [[0]]
-        base, h0, n0, T_of = (np.empty(B, i64) for _ in range(4))
+        base, h0, n0 = (np.empty(B, i64) for _ in range(3))
+        g_of, loc = np.empty(B, i64), np.empty(B, i64)
         specs, off = [], 0
-        for g in groups:
+        for gi, g in enumerate(groups):
             ix = np.asarray(g, i64)
             lm, hm, nm = int(lc[ix].max()), int(hh[ix].max()), int(nn_[ix].max())
             T = 1 + lm + hm + nm
             k = np.arange(len(ix))
             base[ix] = off + k * T
-            h0[ix], n0[ix], T_of[ix] = 1 + lm, 1 + lm + hm, T
-            specs.append((ix, T, 1 + lm, 1 + lm + hm, off, None))
+            h0[ix], n0[ix], g_of[ix], loc[ix] = 1 + lm, 1 + lm + hm, gi, k
+            specs.append((ix, T, 1 + lm, 1 + lm + hm, off))
             off += len(ix) * T
-        self.P = off
-        self.base, self.h0, self.n0, self.T_of = base, h0, n0, T_of
-        pos = cat([base, np.repeat(base + 1, lc) + _spots(lc)[1], np.repeat(base + h0, hh) + _spots(hh)[1],
-                   np.repeat(base + n0, nn_) + _spots(nn_)[1]])
+        self.P, self.n0 = off, n0
+        pos = np.zeros(Rb, i64)                         # a zero row reads position 0
+        pos[:B] = base
+        pos[B:B + Lc] = np.repeat(base + 1, lc) + jc
+        pos[B + Lc:B + Lc + H] = np.repeat(base + h0, hh) + jh
+        pos[B + Lc + H:R] = np.repeat(base + n0, nn_) + jn
         src = self.src_np = np.zeros(off, i64)          # a padded position reads row 0 (its key weighs 0)
-        src[pos] = np.arange(R)
-        real = np.zeros(off, bool)
-        real[pos] = True
-        pad = np.where(real, 0.0, NEG).astype(f32)
-        g_of = np.empty(B, i64)
-        loc = np.empty(B, i64)
-        for gi, (ix, *_) in enumerate(specs):
-            g_of[ix], loc[ix] = gi, np.arange(len(ix))
+        src[pos[:R]] = np.arange(R)
+        pad = np.full(off, NEG, f32)
+        pad[pos[:R]] = 0.0
         bs, rs, cs = [], [], []
-        for attr, col0 in (("match_ctx", np.ones(B, i64)), ("match_hist", h0)):
+        for attr, col0 in (("match_ctx", None), ("match_hist", h0)):
             m = [getattr(s, attr) for s in states]
             cnt = np.fromiter((len(x) for x in m), i64, B)
             if cnt.any():
                 pairs, b = cat(m), np.repeat(np.arange(B), cnt)
-                r, c = n0[b] + pairs[:, 0], col0[b] + pairs[:, 1]
+                r, c = n0[b] + pairs[:, 0], (1 if col0 is None else col0[b]) + pairs[:, 1]
                 bs += [b, b]
                 rs += [r, c]
                 cs += [c, r]
         mb, mr, mc = (cat(v) if v else np.zeros(0, i64) for v in (bs, rs, cs))
         gm = g_of[mb]
-        self.pos, self.src = tt(cat([pos, np.zeros(Rb - R, i64)])), tt(src)   # a zero row reads position 0
+        self.pos, self.src = tt(pos), tt(src)
         self.groups = []
-        for gi, (ix, T, a, b, o, _) in enumerate(specs):
+        for gi, (ix, T, a, b, o) in enumerate(specs):
             k = gm == gi
             self.groups.append(_Group(ix, T, a, b, o, tt(pad[o:o + len(ix) * T]).view(len(ix), 1, 1, T),
                                       (loc[mb[k]], mr[k], mc[k])))
-        order = cat([g.states for g in self.groups])
         inverse = np.empty(B, i64)
-        inverse[order] = np.arange(B)
+        inverse[cat([g.states for g in self.groups])] = np.arange(B)
         self.inverse = tt(inverse)             # state -> its place in the groups' order
         self.N, self.N_all = max(1, int(nn_.max())), N
         self.C = max(1, max(len(s.cand_a) for s in states))
@@ -323,13 +345,13 @@ class _Layer(nn.Module):
     def out(self, x: torch.Tensor, a: torch.Tensor) -> torch.Tensor:
         """The rest of the layer on rows ``x`` given their attention outputs ``a`` [n,D]."""
         x = x + linear(self.proj, a)
-        return x + _mlp(self.ff, self.ln2(x))
+        return x + _mlp(self.ff, _norm(self.ln2, x))
 
     def forward(self, x: torch.Tensor, pk: Packed, w: torch.Tensor) -> torch.Tensor:
         """Every row of ``x`` [R,D] through the layer (``w`` [h]: the match bias per head)."""
         D = x.shape[1]
         h, dh = self.h, D // self.h
-        g_all = linear(self.qkv, self.ln1(x)).index_select(0, pk.src)                  # [P,3D]
+        g_all = linear(self.qkv, _norm(self.ln1, x)).index_select(0, pk.src)           # [P,3D]
         outs = []
         for g in pk.groups:
             Bg, T = len(g.states), g.T
@@ -349,12 +371,13 @@ class Encoding:
     def __init__(self, net: "PointerNet", pk: Packed):
         self.net, self.pk = net, pk
         x = net.embed_tokens(pk)
-        for li in range(len(net.layers) - 1):
-            x = net.layers[li](x, pk, net.match_w[li])
-        last = self.layer = net.layers[-1]
+        *first, last = net.layers
+        for li, layer in enumerate(first):
+            x = layer(x, pk, net.match_w[li])
+        self.layer = last
         D = x.shape[1]
         h, dh = last.h, D // last.h
-        self.x, self.y = x, last.ln1(x)
+        self.x, self.y = x, _norm(last.ln1, x)
         kv = linear(last.qkv, self.y, part=slice(D, 3 * D)).index_select(0, pk.src)    # [P,2D]
         qc = linear(last.qkv, self.y[:pk.B], part=slice(0, D))                         # [B,D]
         self.w = net.match_w[-1]
@@ -370,7 +393,7 @@ class Encoding:
             q = qc.index_select(0, torch.from_numpy(g.states)).view(Bg * h, 1, dh)
             outs.append(last.attend(q, k, v, bias).view(Bg, D))
         a = torch.cat(outs).index_select(0, pk.inverse)
-        self.cls = net.ln(last.out(x[:pk.B], a))
+        self.cls = _norm(net.ln, last.out(x[:pk.B], a))
 
     def rows(self, states: np.ndarray, text: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
         """The last layer's node rows of chunk states ``states`` (sorted) and their goal/answer
@@ -421,7 +444,7 @@ class Encoding:
         st, tt_ = np.repeat(states, nn_), np.repeat(states[text], lc)
         at = np.concatenate([qpos[st] + pk.n0[st] - q0_of[st] + jn, qpos[tt_] + 1 - q0_of[tt_] + jc])
         rows = np.concatenate([pk.node0[st] + jn, pk.ctx0[tt_] + jc])
-        out = net.ln(last.out(self.x.index_select(0, torch.from_numpy(rows)),
+        out = _norm(net.ln, last.out(self.x.index_select(0, torch.from_numpy(rows)),
                               torch.cat(outs).index_select(0, torch.from_numpy(at))))
         return out[:len(st)], out[len(st):]
 
@@ -527,7 +550,7 @@ class PointerNet(nn.Module):
 
     # ------------------------------------------------------------------ heads (logits, masked)
     def kind_logits(self, cls: torch.Tensor, kind_mask: torch.Tensor) -> torch.Tensor:
-        return self.kind_head(cls).masked_fill(~kind_mask, NEG)                      # [B,K]
+        return _mlp(self.kind_head, cls).masked_fill(~kind_mask, NEG)                # [B,K]
 
     def node_logits(self, cls: torch.Tensor, nodes: torch.Tensor, pk: Packed, states: np.ndarray,
                     kind: torch.Tensor) -> torch.Tensor:
@@ -571,7 +594,7 @@ class PointerNet(nn.Module):
         ref = torch.cat([ctx, scr, self.fixed.weight.repeat(n, 1)]).index_select(0, tt(np.argsort(where)))
         st_t = tt(states)
         kb = kind.index_select(0, st_t)
-        q = self.span_q(torch.cat([cls.index_select(0, st_t), self.kind_emb(kb)], -1))
+        q = _mlp(self.span_q, torch.cat([cls.index_select(0, st_t), F.embedding(kb, self.kind_emb.weight)], -1))
         se = (ref[:, None, :] * q.view(n, 2, D).repeat_interleave(tt(nr), 0)).sum(-1) / math.sqrt(D)   # [rows,2]
         b_k, j_k = _spots(nc)
         shift = np.repeat(r0, nc)
@@ -598,7 +621,7 @@ class PointerNet(nn.Module):
         a = torch.from_numpy(r0 + np.array([e.cand_a[c] for e, c in zip(es, picks)], np.int64))
         b = torch.from_numpy(r0 + np.array([e.cand_b[c] for e, c in zip(es, picks)], np.int64))
         st_t = torch.from_numpy(states)
-        f = self.frame_head(torch.cat([cls.index_select(0, st_t), ref.index_select(0, a), ref.index_select(0, b)], -1))
+        f = _mlp(self.frame_head, torch.cat([cls.index_select(0, st_t), ref.index_select(0, a), ref.index_select(0, b)], -1))
         F_ = f.shape[1]
         if n_frames < F_:
             f = f.masked_fill(torch.arange(F_)[None] >= n_frames, NEG)

@@ -27,8 +27,8 @@ from navrl.lru import BoundedCache
 
 _USE = {KIND_ID["type"]: 0, KIND_ID["answer"]: 1, KIND_ID["ask"]: 2}
 _NODE_K = frozenset(KIND_ID[k] for k in NODE_KINDS)
-_IS_NODE = torch.tensor([k in _NODE_K for k in range(len(KIND_ID))])
-_IS_TEXT = torch.tensor([k in _USE for k in range(len(KIND_ID))])
+_IS_NODE = np.array([k in _NODE_K for k in range(len(KIND_ID))])
+_IS_TEXT = np.array([k in _USE for k in range(len(KIND_ID))])
 _USE_OF = torch.tensor([_USE.get(k, 0) for k in range(len(KIND_ID))])
 
 
@@ -199,8 +199,9 @@ class PointerPlanner(Policy):
         if not self.frames:   # no question frame learnt yet: asking is not a legal decision
             pk.kind_mask[:, KIND_ID["ask"]] = False
         kind = factor(self.model.kind_logits(cls, pk.kind_mask), kinds, 0, None)
-        is_node, is_text = _IS_NODE[kind], _IS_TEXT[kind]
-        node_np, text_np = is_node.numpy(), is_text.numpy()
+        kind_np = kind.numpy()
+        node_np, text_np = _IS_NODE[kind_np], _IS_TEXT[kind_np]
+        is_node, is_text = torch.from_numpy(node_np), torch.from_numpy(text_np)
         need = np.flatnonzero(node_np | text_np)     # states whose kind points at a node or a text span
         arg = torch.full((B,), -1, dtype=torch.long)
         if len(need):
@@ -217,9 +218,10 @@ class PointerPlanner(Policy):
             a = factor(cl, None if args is None else torch.where(is_text, args, 0).clamp(min=0), 1, is_text)
             arg = torch.where(is_text, a, arg)
         frame = torch.full((B,), -1, dtype=torch.long)
-        is_ask = kind == KIND_ID["ask"]
-        if bool(is_ask.any()) and self.frames:
-            f = factor(self.model.frame_logits(cls, ref, pk, ts, np.flatnonzero(is_ask.numpy()), arg.clamp(min=0),
+        ask_np = kind_np == KIND_ID["ask"]
+        if self.frames and ask_np.any():
+            is_ask = torch.from_numpy(ask_np)
+            f = factor(self.model.frame_logits(cls, ref, pk, ts, np.flatnonzero(ask_np), arg.clamp(min=0),
                                                len(self.frames)),
                        None if frames is None else torch.where(is_ask, frames, 0).clamp(min=0), 2, is_ask)
             frame = torch.where(is_ask, f, frame)
