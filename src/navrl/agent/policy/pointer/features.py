@@ -111,6 +111,10 @@ class PromptParts:
     nodes_json: str
 
 
+_JSON = json.JSONEncoder(separators=(",", ":"))
+"""``json.dumps(x, separators=(",", ":"))`` without building an encoder per call."""
+
+
 def context_parts(ctx, max_hist: int = MAX_HIST) -> tuple[str, PromptParts]:
     """The JSON prompt of a :class:`~navrl.agent.planner.PlannerContext` and its parts."""
     obs = ctx.obs
@@ -120,9 +124,9 @@ def context_parts(ctx, max_hist: int = MAX_HIST) -> tuple[str, PromptParts]:
     head = {"g": ctx.task.goal, "a": answers, "h": hist, "app": obs.app or "", "t": len(ctx.history)}
     seen = list(getattr(ctx, "seen", ()) or ())
     # json.dumps of the whole dict, its node list's JSON spliced in (dicts keep their order)
-    s = json.dumps(head, separators=(",", ":"))[:-1] + ',"n":' + nj
+    s = _JSON.encode(head)[:-1] + ',"n":' + nj
     if seen:
-        s += ',"m":' + json.dumps(seen, separators=(",", ":"))
+        s += ',"m":' + _JSON.encode(seen)
     s += "}"
     return s, PromptParts(head["g"], answers, hist, head["app"], head["t"], nodes, seen, nj)
 
@@ -148,15 +152,17 @@ class Cand:
 @dataclass
 class Encoded:
     """A state as the model reads it: numpy arrays (ids int64, features float32, masks bool),
-    some shared with other states of the same screen (read them, never write them)."""
+    some shared with other states of the same screen (read them, never write them), and the
+    history's few numbers as tuples."""
     goal: str
     ctx_ids: np.ndarray                # [Lc] piece ids of goal + answers
     ctx_seg: np.ndarray                # 0 goal, 1 answer
     ctx_pos: np.ndarray
     ctx_feats: np.ndarray              # [Lc, CTX_FEATS]
-    hist_kind: np.ndarray              # [H]
-    hist_ids: np.ndarray               # [H, Lh] zero-padded
-    hist_feats: np.ndarray             # [H, HIST_FEATS]
+    hist_kind: tuple[int, ...]         # [H] (the history's fields are a few numbers: tuples, made
+    hist_words: tuple[int, ...]        # arrays once per batch) the steps' piece ids, step by step
+    hist_n: tuple[int, ...]            # [H] pieces per step
+    hist_feats: tuple[float, ...]      # [H * HIST_FEATS]
     glob: np.ndarray                   # [GLOBAL_FEATS]
     node_role: np.ndarray              # [N]
     node_label_ids: np.ndarray         # [N, Ll] zero-padded
@@ -165,7 +171,7 @@ class Encoded:
     node_labels: list[str]
     node_accept: np.ndarray            # [N, K] bool
     match_ctx: np.ndarray              # [M, 2] (node, ctx) pairs that share a content piece
-    match_hist: np.ndarray             # [M', 2] (node, hist) pairs: the node is that step's target
+    match_hist: tuple                  # (node, hist) pairs, sorted: the node is that step's target
     scr_ids: np.ndarray                # [S] on-screen pieces (for text candidates)
     scr_node: np.ndarray
     scr_pos: np.ndarray
@@ -231,6 +237,8 @@ class Vocab:
         self.index = {w: i + 1 for i, w in enumerate(self.words)}
         self._tri: BoundedCache[str, frozenset[str]] = BoundedCache(200_000, evict="all")
         self._facts: BoundedCache[str, bool] = BoundedCache(100_000, evict="all")
+        self._seen: BoundedCache[tuple, tuple[str, ...]] = BoundedCache(20_000, evict="all")
+        self._steps: BoundedCache[str, tuple] = BoundedCache(50_000, evict="all")
         self._align: BoundedCache[tuple[str, str, str, str], tuple[float, ...]] = BoundedCache(200_000, evict="all")
         self._screens: BoundedCache[tuple[str, str, str, tuple[str, ...]], _Screen] = BoundedCache(2_000, touch=True)
         """Encoded screens keyed by (the prompt's node list as JSON, app, goal, answer texts):
@@ -245,6 +253,23 @@ class Vocab:
 
     def ids(self) -> "_Ids":
         return _Ids(self)
+
+    def step_row(self, step: str) -> tuple:
+        """A history step's kind, its target's first 8 pieces (a word's id, an entity's key),
+        whether any is an entity, the normalised target and whether it has one."""
+        r = self._steps.get(step)
+        if r is None:
+            k, keys, tn, has_tgt = _step_row(step)
+            ids = tuple(self.index.get(key, key) for key in keys)
+            r = self._steps.put(step, (k, ids, any(type(i) is str for i in ids), tn, has_tgt))
+        return r
+
+    def facts(self, seen: tuple) -> tuple[str, ...]:
+        """The episode-memory texts that join the answers (:meth:`is_fact`)."""
+        f = self._seen.get(seen)
+        if f is None:
+            f = self._seen.put(seen, tuple(m for m in map(str, seen) if self.is_fact(m)))
+        return f
 
     def is_fact(self, text: str) -> bool:
         """Whether an episode-memory text holds an entity or a number (it then joins the answers)."""
@@ -591,7 +616,7 @@ def _pad2(rows: list[list[int]]) -> np.ndarray:
 def _encode(goal: str, answers, hist, app: str, t: int, nodes, seen, nodes_json: str, vocab: Vocab) -> Encoded:
     # episode memory (texts of the previous app's last screen) joins the answers: facts the
     # episode has learnt that the goal does not state; only texts with an entity or a number
-    ans_texts = tuple([str(a) for _, a in answers] + [m for m in map(str, seen or ()) if vocab.is_fact(m)])
+    ans_texts = tuple([str(a) for _, a in answers]) + (vocab.facts(tuple(seen)) if seen else ())
     key = (nodes_json, app, goal, ans_texts)
     sc = vocab._screens.get(key)
     if sc is None:
@@ -599,17 +624,17 @@ def _encode(goal: str, answers, hist, app: str, t: int, nodes, seen, nodes_json:
     # --- history: the last steps' kinds and targets (their entities take placeholders after
     # the goal's and answers', before the nodes')
     ph = dict(sc.ctx_ph)
-    index, size = vocab.index, vocab.size
+    size = vocab.size
     steps = [str(s) for s in hist]
     hs = steps[-MAX_HIST:]
-    hist_kind, hist_ids, hist_feats, hist_targets = [], [], [], []
+    hist_kind, words, n_words, hist_feats, hist_targets = [], [], [], [], []
     for j, step in enumerate(hs):
-        k, keys, tn, has_tgt = _step_row(step)
+        k, ids, has_ent, tn, has_tgt = vocab.step_row(step)
         hist_kind.append(k)
-        hist_ids.append([index.get(key) or size + _slot(ph, key) for key in keys] or [0])
+        words += [i if type(i) is int else size + _slot(ph, i) for i in ids] if has_ent else ids
+        n_words.append(len(ids))
         hist_targets.append(tn)
-        hist_feats.append((float(tn in sc.labels_now and has_tgt), min(steps.count(step), 4) / 4.0,
-                           (len(hs) - j) / MAX_HIST))
+        hist_feats += (float(tn in sc.labels_now and has_tgt), min(steps.count(step), 4) / 4.0, (len(hs) - j) / MAX_HIST)
     # --- the nodes' entities: placeholders in order of first appearance, after those taken
     # (by the goal and answers, then the history: the entities the history added decide them)
     added = tuple(ph)[len(sc.ctx_ph):]
@@ -627,34 +652,25 @@ def _encode(goal: str, answers, hist, app: str, t: int, nodes, seen, nodes_json:
             sc.resolved.clear()
         sc.resolved[added] = res
     # --- the history's columns of the nodes: a node whose label is a step's target
-    node_feats, match_hist = sc.node_feats, _NO_PAIRS
+    node_feats, match_hist = sc.node_feats, ()
     if any(hist_targets):
-        pairs = [(i, k) for k, tg in enumerate(hist_targets) if tg for i in sc.label_rows.get(tg, ())]
+        pairs = sorted((i, k) for k, tg in enumerate(hist_targets) if tg for i in sc.label_rows.get(tg, ()))
         if pairs:
             node_feats = node_feats.copy()
-            mh = np.asarray(pairs, np.int64)
-            match_hist = mh[np.lexsort((mh[:, 1], mh[:, 0]))]
-            node_feats[mh[:, 0], _COL_IN_HIST] = 1.0
+            match_hist = tuple(pairs)
+            node_feats[[i for i, _ in pairs], _COL_IN_HIST] = 1.0
             last = sc.label_rows.get(hist_targets[-1]) if hist_targets[-1] else None
             if last is not None:
                 node_feats[last, _COL_LAST] = 1.0
     glob = np.array((min(t, 30) / 30.0, float(sc.has_focus), float(bool(answers)), float(not app),
                      min(sc.n_all, 96) / 96.0), np.float32)
     cb = sc.cands
-    if hist_ids:
-        hk, hi = np.array(hist_kind, np.int64), _pad2(hist_ids)
-        hf = np.array(hist_feats, np.float32)
-    else:
-        hk, hi, hf = _NO_KINDS, _NO_HIST, _NO_HIST_FEATS
-    return Encoded(goal, sc.ctx_ids, sc.ctx_seg, sc.ctx_pos, sc.ctx_feats, hk, hi, hf, glob, sc.node_role, res[0],
-                   res[1], node_feats, sc.node_labels, sc.node_accept, sc.match_ctx, match_hist, res[2], sc.scr_node,
-                   sc.scr_pos, sc.kind_mask, cb.text, cb.src, cb.a, cb.b, cb.feats, cb.use)
+    return Encoded(goal, sc.ctx_ids, sc.ctx_seg, sc.ctx_pos, sc.ctx_feats, tuple(hist_kind), tuple(words),
+                   tuple(n_words), tuple(hist_feats), glob, sc.node_role, res[0], res[1], node_feats, sc.node_labels,
+                   sc.node_accept, sc.match_ctx, match_hist, res[2], sc.scr_node, sc.scr_pos, sc.kind_mask, cb.text,
+                   cb.src, cb.a, cb.b, cb.feats, cb.use)
 
 
-_NO_KINDS = np.zeros(0, np.int64)
-_NO_HIST = np.zeros((0, 1), np.int64)
-_NO_HIST_FEATS = np.zeros((0, HIST_FEATS), np.float32)
-_NO_PAIRS = np.zeros((0, 2), np.int64)
 
 
 @lru_cache(maxsize=20_000)

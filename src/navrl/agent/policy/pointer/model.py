@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 import weakref
 from dataclasses import dataclass
+from itertools import chain
 
 import numpy as np
 import torch
@@ -220,7 +221,7 @@ class Packed:
         v[:, 3:] = (_ET + 1, _BIAS)
         v = look[3 * B + 5 * Lc:3 * B + 5 * Lc + 4 * H].reshape(H, 4)
         if H:
-            v[:, 0] = cat([s.hist_kind for s in states])
+            v[:, 0] = np.fromiter(chain.from_iterable(s.hist_kind for s in states), i64, H)
             v[:, 0] += _HK
             v[:, 1] = np.minimum(jh, 7)
             v[:, 1] += _HP
@@ -240,11 +241,15 @@ class Packed:
         dense[:B, _DENSE[3]:] = np.stack([s.glob for s in states])
         dense[B:B + Lc, _DENSE[0]:_DENSE[1]] = cat([s.ctx_feats for s in states])
         if H:
-            dense[B + Lc:B + Lc + H, _DENSE[1]:_DENSE[2]] = cat([s.hist_feats for s in states])
+            dense[B + Lc:B + Lc + H, _DENSE[1]:_DENSE[2]] = np.fromiter(
+                chain.from_iterable(s.hist_feats for s in states), f32, H * HIST_FEATS).reshape(H, HIST_FEATS)
         dense[B + Lc + H:R, _DENSE[2]:_DENSE[3]] = cat([s.node_feats for s in states])
         self.dense = tt(dense)
         self.hist_row0 = B + Lc                                # the first history step's row
-        self.word_bag = _bag_input([s.hist_ids for s in states] + [s.node_label_ids for s in states])   # steps, labels
+        words, offs = _bag_input([s.node_label_ids for s in states])                  # steps' words, then labels'
+        hw = np.fromiter(chain.from_iterable(s.hist_words for s in states), i64)
+        hn = np.fromiter(chain.from_iterable(s.hist_n for s in states), i64, H)
+        self.word_bag = (torch.cat([tt(hw + _WORD), words]), torch.cat([tt(np.cumsum(hn) - hn), offs + len(hw)]))
         self.value_bag = _bag_input([s.node_value_ids for s in states])
         self.kind_mask = tt(np.stack([s.kind_mask for s in states]))
         # --- groups and their padded layouts
@@ -276,7 +281,8 @@ class Packed:
             m = [getattr(s, attr) for s in states]
             cnt = np.fromiter((len(x) for x in m), i64, B)
             if cnt.any():
-                pairs, b = cat(m), np.repeat(np.arange(B), cnt)
+                b = np.repeat(np.arange(B), cnt)
+                pairs = cat(m) if col0 is None else np.array(list(chain.from_iterable(m)), i64).reshape(-1, 2)
                 r, c = n0[b] + pairs[:, 0], (1 if col0 is None else col0[b]) + pairs[:, 1]
                 bs += [b, b]
                 rs += [r, c]
