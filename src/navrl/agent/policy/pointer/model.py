@@ -157,10 +157,31 @@ class _Group:
     pad: torch.Tensor      # [Bg,1,1,T] 0, or NEG for a padded key
     match: tuple           # (state, row, column) numpy arrays: a node and a goal/answer piece or
     #                        history step that match (both ways), each gets the head's match bias
+    full: tuple | None = None              # the match entries' (state, row * T + column) tensors
+    states_t: torch.Tensor | None = None
+    _rows: torch.Tensor | None = None
+
+    def __post_init__(self):
+        b, r, c = self.match
+        self.full = (torch.from_numpy(b), torch.from_numpy(r * self.T + c)) if len(b) else None
+        self.states_t = torch.from_numpy(self.states)
+
+    def pad_rows(self, h: int) -> torch.Tensor:
+        """The padding bias of each state and head [Bg*h,1,T] (a score row's broadcast bias)."""
+        if self._rows is None or self._rows.shape[0] != len(self.states) * h:
+            self._rows = self.pad.expand(len(self.states), h, 1, self.T).reshape(len(self.states) * h, 1, self.T)
+        return self._rows
 
     def bias(self, w: torch.Tensor, scores: torch.Tensor, loc: np.ndarray | None = None, q0: int = 0) -> torch.Tensor:
         """Add the match bias ``w`` [h] to ``scores`` [Bs*h,Tq,T] of this group's states ``loc``
         (all if None) for query positions q0.. (in place; returned)."""
+        G, Tq, T = scores.shape
+        h = w.shape[0]
+        if loc is None and not q0:
+            if self.full is not None:
+                scores.view(G // h, h, Tq * T).transpose(1, 2).index_put_(self.full, w.expand(len(self.full[0]), h),
+                                                                          accumulate=True)
+            return scores
         b, r, c = self.match
         if loc is not None:
             at = np.full(len(self.states), -1, np.int64)
@@ -171,8 +192,6 @@ class _Group:
             keep = r >= q0
             b, r, c = b[keep], r[keep], c[keep]
         if len(b):
-            G, Tq, T = scores.shape
-            h = w.shape[0]
             scores.view(G // h, h, Tq * T).transpose(1, 2).index_put_(
                 (torch.from_numpy(b), torch.from_numpy((r - q0) * T + c)), w.expand(len(b), h), accumulate=True)
         return scores
@@ -322,10 +341,10 @@ def size_buckets(lengths: list[int], overhead: float | None = None) -> list[list
     cut = [0] * (n + 1)
     for j in range(1, n + 1):
         t = T[j - 1]
-        for i in range(j):
-            c = best[i] + overhead + (j - i) * t * (1 + t / 256)
-            if c < best[j]:
-                best[j], cut[j] = c, i
+        f = 1 + t / 256
+        c = [best[i] + overhead + (j - i) * t * f for i in range(j)]
+        best[j] = min(c)
+        cut[j] = c.index(best[j])   # the first of equal costs
     groups, j = [], n
     while j > 0:
         groups.append(order[cut[j]:j])
@@ -362,8 +381,7 @@ class _Layer(nn.Module):
         for g in pk.groups:
             Bg, T = len(g.states), g.T
             q = g_all[g.off:g.off + Bg * T].view(Bg, T, 3, h, dh).permute(2, 0, 3, 1, 4).reshape(3, Bg * h, T, dh)
-            s = torch.baddbmm(g.pad.expand(Bg, h, 1, T).reshape(Bg * h, 1, T), q[0], q[1].transpose(1, 2),
-                              alpha=1 / math.sqrt(dh))
+            s = torch.baddbmm(g.pad_rows(h), q[0], q[1].transpose(1, 2), alpha=1 / math.sqrt(dh))
             a = torch.bmm(torch.softmax(g.bias(w, s), -1), q[2])
             outs.append(a.view(Bg, h, T, dh).transpose(1, 2).reshape(Bg * T, D))
         return self.out(x, torch.cat(outs).index_select(0, pk.pos))
@@ -395,9 +413,8 @@ class Encoding:
             self._kv.append(kvg)
             k, v = kvg.reshape(2, Bg * h, T, dh)
             # the state token matches nothing: its bias row is the padding alone
-            bias = g.pad.expand(Bg, h, 1, T).reshape(Bg * h, 1, T)
-            q = qc.index_select(0, torch.from_numpy(g.states)).view(Bg * h, 1, dh)
-            outs.append(last.attend(q, k, v, bias).view(Bg, D))
+            q = qc.index_select(0, g.states_t).view(Bg * h, 1, dh)
+            outs.append(last.attend(q, k, v, g.pad_rows(h)).view(Bg, D))
         a = torch.cat(outs).index_select(0, pk.inverse)
         self.cls = _norm(net.ln, last.out(x[:pk.B], a))
 
