@@ -165,8 +165,10 @@ class Encoded:
     hist_feats: tuple[float, ...]      # [H * HIST_FEATS]
     glob: np.ndarray                   # [GLOBAL_FEATS]
     node_role: np.ndarray              # [N]
-    node_label_ids: np.ndarray         # [N, Ll] zero-padded
-    node_value_ids: np.ndarray         # [N, Lv]
+    node_label_ids: np.ndarray         # the labels' piece ids, node by node
+    node_label_n: np.ndarray           # [N] pieces per label
+    node_value_ids: np.ndarray         # the values' piece ids, node by node
+    node_value_n: np.ndarray           # [N]
     node_feats: np.ndarray             # [N, NODE_FEATS]
     node_labels: list[str]
     node_accept: np.ndarray            # [N, K] bool
@@ -461,8 +463,10 @@ class _Screen:
     ctx_feats: np.ndarray
     ctx_ph: dict
     node_role: np.ndarray
-    node_label: np.ndarray      # [N, Ll] local ids
+    node_label: np.ndarray      # local ids, node by node
+    node_label_n: np.ndarray    # [N] pieces per label
     node_value: np.ndarray
+    node_value_n: np.ndarray
     node_feats: np.ndarray      # [N, NODE_FEATS], history columns zero
     node_labels: list
     node_accept: np.ndarray
@@ -523,7 +527,7 @@ def _screen(goal: str, ans_texts: tuple, app: str, nodes: list, vocab: Vocab) ->
             out.append(i)
         return out
 
-    node_role, node_label_ids, node_value_ids, node_feats, node_labels, node_accept = [], [], [], [], [], []
+    node_role, label_ids, label_n, value_ids, value_n, node_feats, node_labels, node_accept = [], [], [], [], [], [], [], []
     match_ctx, scr_ids, scr_node, scr_pos = [], [], [], []
     label_rows: dict[str, list[int]] = {}
     texts: list[tuple[str, str]] = []
@@ -544,8 +548,10 @@ def _screen(goal: str, ans_texts: tuple, app: str, nodes: list, vocab: Vocab) ->
         role_id, label, value, lp, vp, lab_n, f, cols, acc = row
         node_role.append(role_id)
         lids, vids = local(lp), local(vp)
-        node_label_ids.append(lids or [0])
-        node_value_ids.append(vids or [0])
+        label_ids += lids
+        label_n.append(len(lids))
+        value_ids += vids
+        value_n.append(len(vids))
         node_labels.append(label)
         has_focus |= bool(focused)
         if lab_n:
@@ -575,7 +581,8 @@ def _screen(goal: str, ans_texts: tuple, app: str, nodes: list, vocab: Vocab) ->
     return _Screen(
         np.asarray(ctx_ids, i64), np.asarray(ctx_seg, i64), np.asarray(ctx_pos, i64),
         np.asarray(ctx_feats, np.float32).reshape(-1, CTX_FEATS), dict(ids.ph),
-        np.asarray(node_role, i64), _pad2(node_label_ids), _pad2(node_value_ids),
+        np.asarray(node_role, i64), np.asarray(label_ids, i64), np.asarray(label_n, i64), np.asarray(value_ids, i64),
+        np.asarray(value_n, i64),
         np.asarray(node_feats, np.float32).reshape(-1, NODE_FEATS), node_labels, accept,
         np.asarray(match_ctx, i64).reshape(-1, 2), np.asarray(scr_ids, i64), np.asarray(scr_node, i64),
         np.asarray(scr_pos, i64), tuple(ents), {k: np.asarray(v, i64) for k, v in label_rows.items()},
@@ -600,17 +607,6 @@ def _node_row(role, label: str, value: str, enabled, focused, acts, b, goal: str
     for kname, need in NODE_KINDS.items():
         acc[KIND_ID[kname]] = bool(label) and need[0] in acts and bool(enabled)
     return ROLE_ID.get(str(role), 0), label, value, lp, vp, norm(label), tuple(f), cols, acc
-
-
-def _pad2(rows: list[list[int]]) -> np.ndarray:
-    """Rows of ids as one [len(rows), longest] array, zero-padded (at least one column)."""
-    L = max(1, max((len(r) for r in rows), default=1))
-    if all(len(r) == L for r in rows):
-        return np.array(rows, np.int64).reshape(len(rows), L)
-    out = np.zeros((len(rows), L), dtype=np.int64)
-    for i, r in enumerate(rows):
-        out[i, :len(r)] = r
-    return out
 
 
 def _encode(goal: str, answers, hist, app: str, t: int, nodes, seen, nodes_json: str, vocab: Vocab) -> Encoded:
@@ -666,7 +662,8 @@ def _encode(goal: str, answers, hist, app: str, t: int, nodes, seen, nodes_json:
                      min(sc.n_all, 96) / 96.0), np.float32)
     cb = sc.cands
     return Encoded(goal, sc.ctx_ids, sc.ctx_seg, sc.ctx_pos, sc.ctx_feats, tuple(hist_kind), tuple(words),
-                   tuple(n_words), tuple(hist_feats), glob, sc.node_role, res[0], res[1], node_feats, sc.node_labels,
+                   tuple(n_words), tuple(hist_feats), glob, sc.node_role, res[0], sc.node_label_n, res[1],
+                   sc.node_value_n, node_feats, sc.node_labels,
                    sc.node_accept, sc.match_ctx, match_hist, res[2], sc.scr_node, sc.scr_pos, sc.kind_mask, cb.text,
                    cb.src, cb.a, cb.b, cb.feats, cb.use)
 

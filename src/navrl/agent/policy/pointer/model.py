@@ -133,15 +133,11 @@ def _spots(lens: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return rows, np.arange(len(rows)) - np.repeat(np.cumsum(lens) - lens, lens)
 
 
-def _bag_input(mats: list[np.ndarray]) -> tuple[torch.Tensor, torch.Tensor]:
-    """Zero-padded id rows of several states ([n_i, L_i] each) as (flat ids, offsets) of one
-    ``embedding_bag`` call: a bag per row, its padding (id 0) left out."""
-    flat = np.concatenate([m.reshape(-1) for m in mats])
-    w = np.repeat(np.fromiter((m.shape[1] for m in mats), np.int64, len(mats)),
-                  np.fromiter((m.shape[0] for m in mats), np.int64, len(mats)))
-    real = flat != 0
-    n = np.bincount(np.repeat(np.arange(len(w)), w)[real], minlength=len(w))
-    return torch.from_numpy(flat[real] + _WORD), torch.from_numpy(np.cumsum(n) - n)
+def _bag_input(ids: list[np.ndarray], n: list[np.ndarray]) -> tuple[torch.Tensor, torch.Tensor]:
+    """Several states' bags (``ids``: their piece ids, bag by bag; ``n``: pieces per bag) as
+    (table rows, offsets) of one ``embedding_bag`` call."""
+    n = np.concatenate(n)
+    return torch.from_numpy(np.concatenate(ids) + _WORD), torch.from_numpy(np.cumsum(n) - n)
 
 
 @dataclass
@@ -265,11 +261,10 @@ class Packed:
         dense[B + Lc + H:R, _DENSE[2]:_DENSE[3]] = cat([s.node_feats for s in states])
         self.dense = tt(dense)
         self.hist_row0 = B + Lc                                # the first history step's row
-        words, offs = _bag_input([s.node_label_ids for s in states])                  # steps' words, then labels'
         hw = np.fromiter(chain.from_iterable(s.hist_words for s in states), i64)
         hn = np.fromiter(chain.from_iterable(s.hist_n for s in states), i64, H)
-        self.word_bag = (torch.cat([tt(hw + _WORD), words]), torch.cat([tt(np.cumsum(hn) - hn), offs + len(hw)]))
-        self.value_bag = _bag_input([s.node_value_ids for s in states])
+        self.word_bag = _bag_input([hw] + [s.node_label_ids for s in states], [hn] + [s.node_label_n for s in states])
+        self.value_bag = _bag_input([s.node_value_ids for s in states], [s.node_value_n for s in states])
         self.kind_mask = tt(np.stack([s.kind_mask for s in states]))
         # --- groups and their padded layouts
         groups = size_buckets(t.tolist(), overhead) if B > 1 else [[0]]
