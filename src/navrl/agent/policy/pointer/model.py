@@ -51,22 +51,25 @@ _packed: "weakref.WeakKeyDictionary[nn.Linear, dict]" = weakref.WeakKeyDictionar
 _onednn = [torch.backends.mkldnn.is_available() and hasattr(torch.ops.mkldnn, "_linear_pointwise")]
 
 
-def _onednn_linear(x: torch.Tensor, make_w, b: torch.Tensor | None, owner, key, params: tuple, gelu: bool):
-    """``x W^T + b`` (GELU'd if ``gelu``) through oneDNN with ``W = make_w()`` prepacked once per
+def _onednn_linear(x: torch.Tensor, owner, key, params: tuple, make, gelu: bool) -> torch.Tensor | None:
+    """``x W^T + b`` (GELU'd if ``gelu``) through oneDNN, ``(W, b) = make()`` prepacked once per
     version of ``params`` (memoised on ``owner`` under ``key``); None where oneDNN cannot."""
-    M = x.shape[0]
-    Mb = _rows(M)
-    if Mb != M:   # oneDNN builds a kernel per input shape: rows padded to one of 8 sizes per octave
-        x = torch.cat([x, x.new_zeros(Mb - M, x.shape[1])])
-    ver = tuple((q._version, q.data_ptr()) for q in params if q is not None)
+    ver = [q._version for q in params]
     memo = _packed.get(owner)
     if memo is None:
         memo = _packed[owner] = {}
     hit = memo.get(key)
+    M = x.shape[0]
+    Mb = _rows(M)
+    if Mb != M:   # oneDNN builds a kernel per input shape: rows padded to one of 8 sizes per octave
+        x = torch.cat([x, x.new_zeros(Mb - M, x.shape[1])])
     try:
-        if hit is None or hit[0] != ver:
-            hit = memo[key] = (ver, torch.ops.mkldnn._reorder_linear_weight(make_w().detach(), None))
-        y = torch.ops.mkldnn._linear_pointwise(x, hit[1], b, "gelu" if gelu else "none", [], "none" if gelu else "")
+        if hit is None or hit[0] != ver or hit[1] != [q.data_ptr() for q in params]:
+            w, b = make()
+            hit = memo[key] = (ver, [q.data_ptr() for q in params],
+                               torch.ops.mkldnn._reorder_linear_weight(w.detach(), None), b)
+        y = torch.ops.mkldnn._linear_pointwise(x, hit[2], hit[3], "gelu" if gelu else "none", [],
+                                               "none" if gelu else "")
         return y if Mb == M else y[:M]
     except RuntimeError:   # no oneDNN kernel for this build or input: the plain path from now on
         _onednn[0] = False
@@ -85,18 +88,22 @@ def _fast(x: torch.Tensor) -> bool:
     return x.shape[0] >= _ONEDNN_ROWS and _onednn[0] and not torch.is_grad_enabled()
 
 
+def _weights(lin: nn.Linear, part: slice | None):
+    w, b = lin.weight, lin.bias
+    return (w, b) if part is None else (w[part], None if b is None else b[part])
+
+
 def linear(lin: nn.Linear, x: torch.Tensor, gelu: bool = False, part: slice | None = None) -> torch.Tensor:
     """``lin(x)`` (its output rows ``part`` only, if given), then GELU if ``gelu``. Without
     gradients and for many rows, through oneDNN with the weights prepacked once per weight
     version (an optimiser step or a load repacks them); else ``F.linear``."""
-    w, b = lin.weight, lin.bias
-    if part is not None:
-        w, b = w[part], (None if b is None else b[part])
     if _fast(x):
-        y = _onednn_linear(x, lambda: w, b, lin, None if part is None else (part.start, part.stop),
-                           (lin.weight, lin.bias), gelu)
+        y = _onednn_linear(x, lin, None if part is None else (part.start, part.stop),
+                           (lin.weight,) if lin.bias is None else (lin.weight, lin.bias),
+                           lambda: _weights(lin, part), gelu)
         if y is not None:
             return y
+    w, b = _weights(lin, part)
     y = F.linear(x, w, b)
     return F.gelu(y) if gelu else y
 
@@ -280,7 +287,7 @@ class Packed:
             h0[ix], n0[ix], g_of[ix], loc[ix] = 1 + lm, 1 + lm + hm, gi, k
             specs.append((ix, T, 1 + lm, 1 + lm + hm, off))
             off += len(ix) * T
-        self.P, self.n0 = off, n0
+        self.P, self.n0, self.g_of, self.loc = off, n0, g_of, loc
         pos = np.zeros(Rb, i64)                         # a zero row reads position 0
         pos[:B] = base
         pos[B:B + Lc] = np.repeat(base + 1, lc) + jc
@@ -420,19 +427,16 @@ class Encoding:
         pk, last, net = self.pk, self.layer, self.net
         D = self.x.shape[1]
         h, dh = last.h, D // last.h
-        sel = np.zeros(pk.B, bool)
-        sel[states] = True
-        is_text = np.zeros(pk.B, bool)
-        is_text[states[text]] = True
         q_src, plan, qoff = [], [], 0
         qpos = np.full(pk.B, -1, np.int64)          # a state's first query position, in the queries' layouts
         q0_of = np.zeros(pk.B, np.int64)
-        for gi, g in enumerate(pk.groups):
-            loc = np.flatnonzero(sel[g.states])
-            if not len(loc):
-                continue
+        gs = pk.g_of[states]
+        for gi in np.unique(gs).tolist():            # the groups that hold a chosen state
+            g = pk.groups[gi]
+            at = gs == gi
+            loc = np.sort(pk.loc[states[at]])
             Bs, T = len(loc), g.T
-            q0 = 1 if is_text[g.states[loc]].any() else g.n0
+            q0 = 1 if text[at].any() else g.n0
             Tq = T - q0
             q_src.append(pk.src_np[g.off:g.off + len(g.states) * T].reshape(-1, T)[loc, q0:].reshape(-1))
             qpos[g.states[loc]] = qoff + np.arange(Bs) * Tq
@@ -550,11 +554,9 @@ class PointerNet(nn.Module):
         (mean of the value's words) + W f + type (W: each type's input layer)."""
         tb = self._input_table()
         x = F.embedding_bag(pk.look[0], tb, pk.look[1], mode="sum")
-        if _fast(pk.dense):
-            d = _onednn_linear(pk.dense, self._dense_weight, None, self, "dense",
-                               (self.ctx_in.weight, self.hist_in.weight, self.node_in.weight, self.glob_in.weight), False)
-        else:
-            d = None
+        d = _onednn_linear(pk.dense, self, "dense", (self.ctx_in.weight, self.hist_in.weight, self.node_in.weight,
+                                                     self.glob_in.weight), lambda: (self._dense_weight(), None),
+                           False) if _fast(pk.dense) else None
         x = x + (F.linear(pk.dense, self._dense_weight()) if d is None else d)
         a, H_N, N = pk.hist_row0, len(pk.word_bag[1]), pk.N_all
         x[a:a + H_N] += F.embedding_bag(pk.word_bag[0], tb, pk.word_bag[1], mode="mean")
