@@ -12,8 +12,8 @@ new ...) so both meet the same machine load; the best round of each is kept. Eve
 starts with the planner's per-prompt cache empty (each rollout step meets a new state). The
 workers also report a digest of their greedy decisions: they must agree.
 
-Prints; asserts nothing. Usage: python bench/planner_speed.py [--rounds 3] [--threads 1]
-[--ref f0ad593] [--ref-src PATH]
+Prints; asserts nothing. Usage: python bench/planner_speed.py [--rounds 3] [--threads 1] [--clock wall|cpu]
+[--gc-gen0 N] [--ref f0ad593] [--ref-src PATH]
 
 Two settings. Cold: every memo of the planner's modules emptied and a fresh planner, then
 one plan pass (a new process meeting these states; screens that recur within the pass do hit).
@@ -109,9 +109,12 @@ def _clear_caches() -> None:
                 obj.clear()
 
 
-def worker(threads: int, clock: str) -> None:
+def worker(threads: int, clock: str, gc_gen0: int | None) -> None:
     global _clock
     _clock = time.process_time if clock == "cpu" else time.perf_counter
+    if gc_gen0:
+        import gc
+        gc.set_threshold(gc_gen0, *gc.get_threshold()[1:])
     import torch
     sys.path.insert(0, str(FIXTURES))
     import pointer_states as ps
@@ -148,10 +151,10 @@ def worker(threads: int, clock: str) -> None:
 
 
 # ------------------------------------------------------------------------------ driver
-def _run_worker(src: Path, threads: int, clock: str) -> dict:
+def _run_worker(src: Path, threads: int, clock: str, gc_gen0: int | None) -> dict:
     env = {**os.environ, "PYTHONPATH": str(src)}
-    out = subprocess.run([sys.executable, __file__, "--worker", "--threads", str(threads), "--clock", clock], env=env,
-                         check=True,
+    out = subprocess.run([sys.executable, __file__, "--worker", "--threads", str(threads), "--clock", clock,
+                          "--gc-gen0", str(gc_gen0 or 0)], env=env, check=True,
                          capture_output=True, text=True).stdout
     return json.loads(out.strip().splitlines()[-1])
 
@@ -201,12 +204,15 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=1, help="torch threads of both implementations")
     ap.add_argument("--clock", choices=("wall", "cpu"), default="wall",
                     help="wall-clock time, or the worker's CPU time (steadier on a machine other jobs load)")
+    ap.add_argument("--gc-gen0", type=int, default=0,
+                    help="the workers' youngest-generation GC threshold (100000: the rollout runner's "
+                         "RunnerConfig.gc_gen0; 0: Python's default, as in every figure below)")
     ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds per implementation (best kept)")
     ap.add_argument("--ref", default="f0ad593", help="the previous implementation's commit")
     ap.add_argument("--ref-src", help="a checkout's src of the previous implementation (instead of a worktree)")
     a = ap.parse_args()
     if a.worker:
-        worker(a.threads, a.clock)
+        worker(a.threads, a.clock, a.gc_gen0)
         return
     tmp = None
     if a.ref_src:
@@ -218,12 +224,13 @@ def main() -> None:
     try:
         olds, news = [], []
         for _ in range(a.rounds):
-            olds.append(_run_worker(ref_src, a.threads, a.clock))
-            news.append(_run_worker(ROOT / "src", a.threads, a.clock))
+            olds.append(_run_worker(ref_src, a.threads, a.clock, a.gc_gen0))
+            news.append(_run_worker(ROOT / "src", a.threads, a.clock, a.gc_gen0))
     finally:
         if tmp is not None:
             subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tmp)], check=False)
-    print(f"{a.threads} torch thread(s), {a.clock} clock, best of {a.rounds} interleaved rounds; previous: {olds[0]['navrl']}, "
+    print(f"{a.threads} torch thread(s), {a.clock} clock, GC gen0 threshold {a.gc_gen0 or 'default'}, "
+          f"best of {a.rounds} interleaved rounds; previous: {olds[0]['navrl']}, "
           f"this: {news[0]['navrl']}; load average {' '.join(f'{x:.1f}' for x in os.getloadavg())} at the end")
     _report(_best(olds), _best(news), a.ref)
 
