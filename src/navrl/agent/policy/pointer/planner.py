@@ -181,9 +181,10 @@ class PointerPlanner(Policy):
                     pick = torch.multinomial(lp.exp(), 1, generator=self.generator).squeeze(1)
                 else:
                     pick = lp.argmax(-1)
+                chosen = lp.gather(1, pick[:, None]).squeeze(1)
             else:
                 pick = given
-            chosen = lp.gather(1, pick.clamp(min=0)[:, None]).squeeze(1)
+                chosen = lp.gather(1, pick.clamp(min=0)[:, None]).squeeze(1)
             h = None if choose else -(lp.exp() * lp).sum(-1)   # entropy: scoring reads it, plan does not
             if rows is None:
                 logp[col], mask[col] = chosen, torch.ones_like(zero)
