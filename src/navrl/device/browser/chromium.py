@@ -50,12 +50,18 @@ LAUNCH_ARGS = (
     "--disable-extensions",
     "--dns-prefetch-disable",
     "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
-    "--disable-frame-rate-limit",        # screenshots and rAF do not wait for a 60 Hz vsync
     "--disable-gpu-vsync",
     "--disable-dev-shm-usage",
     "--disable-features=" + ",".join(PLAYWRIGHT_DISABLED_FEATURES + NAVRL_DISABLED_FEATURES),
 )
-"""Flags of every launch: headless, no GPU, nothing phoning home, no vsync wait."""
+"""Flags of every launch: headless, no GPU, nothing phoning home.
+
+Frames stay paced at Chromium's 60 Hz: with ``--disable-frame-rate-limit`` (the flag navrl
+launched with until 2026-12) the compositor runs frames back to back after every change
+until the page is still, and a screenshot after a tap cost ~25 ms of browser and GPU
+process CPU instead of ~3, a MiniWoB page load ~330 ms instead of ~120
+(``bench/miniwob_call_cpu.py``); the price is up to a frame (16 ms) of latency per
+screenshot or ``requestAnimationFrame`` wait, which other pages' work fills."""
 
 
 def playwright_available() -> bool:
