@@ -127,7 +127,13 @@ class EpisodeRunner:
                     return farm.lease_batch(ts) if deadline is None else farm.lease_batch(ts, deadline=deadline)
             cap = getattr(farm, "capacity", None)
             first = len(tasks) if cap is None else min(len(tasks), max(1, int(cap)))
-            devices = lease(tasks[:first]) + [None] * (len(tasks) - first)
+            wave = list(range(first))
+            pick = getattr(farm, "first_wave", None)
+            if first < len(tasks) and pick is not None:   # the farm says which to start first
+                wave = pick(tasks, first)
+            devices = [None] * len(tasks)
+            for i, d in zip(wave, lease([tasks[i] for i in wave])):
+                devices[i] = d
             if first < len(tasks):   # a rolling queue: finished episodes hand their devices on
                 hand_on = getattr(farm, "hand_on", None)   # a Ray farm leases on the freed device's host
 
@@ -353,6 +359,11 @@ class _Flight:
             # the farm may say which waiting task suits the freed device (one whose page it
             # shows already resets in place); else first come, first served
             k = self.choose(used, [q.task for q in self._queue]) if self.choose is not None else 0
+            if k is None:       # the farm would rather the device went idle (its queued tasks have homes)
+                self.devices[i] = None
+                if self.release is not None:
+                    self.release([used])
+                continue
             nxt = self._queue.pop(k)
             self.queued.discard(id(nxt))
             still.append(nxt)

@@ -42,6 +42,12 @@ class PoolConfig:
     methods) running at once, each in its device's own worker thread; None: one per device
     (``size``). A cap protects a shared server (one adb server for many devices). Devices
     with async methods wait on the pool's event loop and are not counted."""
+    spare: int = 0
+    """Idle devices the pool may keep beyond ``size`` for their affinity
+    (:meth:`DeviceBackend.affinity_key`): a lease whose key no idle device has makes a new
+    device while the pool holds fewer than ``size + spare`` instead of taking over an idle
+    device that keeps another key warm (a browser page showing another MiniWoB++ task: a page
+    load per switch). At most ``size`` devices are leased at once either way."""
     adaptive: AdaptiveConfig | None = None
     """None: up to ``size`` devices in flight whatever happens. An :class:`AdaptiveConfig`
     (connected backends only): the devices in flight (restoring or leased) are held to an
@@ -55,6 +61,8 @@ class PoolConfig:
             raise ValueError(f"pool size must be positive, got {self.size}")
         if self.call_timeout_s is not None and self.call_timeout_s <= 0:
             raise ValueError("call_timeout_s must be positive or None")
+        if self.spare < 0:
+            raise ValueError(f"spare must be >= 0, got {self.spare}")
         if self.lease_attempts <= 0 or self.max_consecutive_failures <= 0:
             raise ValueError("lease_attempts and max_consecutive_failures must be positive")
         if self.max_blocking_calls is not None and self.max_blocking_calls <= 0:

@@ -46,6 +46,10 @@ class LeaseBook:
         then an idle slot whose key no other idle slot shares, then any."""
         if self.closed:
             raise PoolClosed()
+        room = self.adaptive.limit if self.adaptive is not None else self.cfg.size
+        if (self.cfg.spare and self.adaptive is None      # (an adaptive pool's gate holds its leases)
+                and len(self.slots) - len(self.idle) + self._creating >= room):
+            return None         # ``size`` leased already; the others idle as spares
         if want is not None:
             for s in self.idle:
                 if s.index not in avoid and s.affinity == want:
@@ -57,8 +61,7 @@ class LeaseBook:
                     self.idle.remove(s)
                     return s
         # an adaptive pool makes new devices only up to its limit (it reuses idle ones beyond)
-        room = self.adaptive.limit if self.adaptive is not None else self.cfg.size
-        if len(self.slots) + self._creating < room:
+        if len(self.slots) + self._creating < room + self.cfg.spare:
             self._creating += 1
             self._next_index += 1
             return self._next_index - 1
@@ -148,7 +151,7 @@ class LeaseBook:
         """More devices than the adaptive limit lets run (one given back now would idle)."""
         with self.lock:
             return (self.adaptive is not None and not self.closed
-                    and len(self.slots) + self._creating > self.adaptive.limit)
+                    and len(self.slots) + self._creating > self.adaptive.limit + self.cfg.spare)
 
     def close(self) -> list[Slot] | None:
         """Refuse further leases; the slots whose devices are to be closed (None if already closed)."""

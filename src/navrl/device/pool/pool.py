@@ -4,10 +4,11 @@ keeper (:mod:`.health`) and the call policy (:mod:`.calls`)."""
 from __future__ import annotations
 
 import asyncio
+import collections
 import concurrent.futures as cf
 import logging
 import time
-from typing import Any, Iterable, Sequence
+from typing import Any, Hashable, Iterable, Sequence
 
 from navrl.actions import Action
 from navrl.device.adaptive import AdaptiveLimit, missed_deadline
@@ -109,18 +110,71 @@ class DevicePool:
             return [run_now(c) for c in coros]
         return self.calls.loop().spawn(coros, orphan=lambda dev: self.release(dev, "timeout"))
 
-    def pick_next(self, used: Device, tasks: Sequence[Any]) -> int:
+    def pick_next(self, used: Device, tasks: Sequence[Any]) -> int | None:
         """Which of the waiting ``tasks`` should take over ``used`` (a rolling queue's freed
-        device): the first whose snapshot has the affinity the device's last restore had
-        (:meth:`DeviceBackend.affinity_key`: a browser page that shows the task's app
-        resets in place instead of loading the page), else the first."""
+        device), or None: let it go idle.
+
+        Without affinity (:meth:`DeviceBackend.affinity_key`): the first. With it, in order:
+        the first task whose key the device's last restore had (a browser page that shows the
+        task's app resets in place instead of loading another page); a task whose key an idle
+        device has (``PoolConfig.spare``: the lease takes that one); a task whose key no leased
+        device has (nothing else would take it); one of the key with the most tasks waiting,
+        when that is two or more (a device loads that app and halves its queue). Else None:
+        every waiting task's key is on a leased device that takes it next, which costs less
+        than loading the page here (a MiniWoB++ page load is ~25 in-place resets of CPU)."""
         slot = getattr(used, "_slot", None)
         if slot is None or slot.affinity is None:
             return 0
-        for i, t in enumerate(tasks):
-            if self.backend.affinity_key(self.snapshots(t)) == slot.affinity:
+        keys = [self.backend.affinity_key(self.snapshots(t)) for t in tasks]
+        for i, k in enumerate(keys):
+            if k == slot.affinity:
                 return i
-        return 0
+        with self.book.lock:
+            idle = {s.affinity for s in self.book.idle}
+            leased = {s.affinity for s in self.book.slots.values() if s not in self.book.idle and s is not slot}
+        for i, k in enumerate(keys):
+            if k is not None and k in idle:
+                return i
+        waiting = collections.Counter(keys)
+        orphans = [i for i, k in enumerate(keys) if k is None or k not in leased]
+        if orphans:
+            return max(orphans, key=lambda i: (waiting[keys[i]], -i))
+        best = max(range(len(keys)), key=lambda i: (waiting[keys[i]], -i))
+        return best if waiting[keys[best]] >= 2 else None
+
+    def first_wave(self, tasks: Sequence[Any], n: int) -> list[int]:
+        """Which ``n`` of a rolling queue's ``tasks`` to start first (indices, in start order).
+
+        Without affinity (:meth:`DeviceBackend.affinity_key` None for every task): the first
+        ``n``. With it: first the tasks an idle device's key fits (one per such device; their
+        leases take those devices before a task of another key takes any), then one task per
+        key before a second of any key (the key's later tasks then wait for the device its
+        first one used, which resets in place: a batch of 16 MiniWoB tasks x 4 rollouts on
+        16 pages loads each page once instead of once per episode)."""
+        keys = [self.backend.affinity_key(self.snapshots(t)) for t in tasks]
+        if n >= len(tasks) or all(k is None for k in keys):
+            return list(range(min(n, len(tasks))))
+        with self.book.lock:
+            shown = collections.Counter(s.affinity for s in self.book.idle if s.affinity is not None)
+        out: list[int] = []
+        for i, k in enumerate(keys):
+            if len(out) < n and k is not None and shown[k] > 0:
+                shown[k] -= 1
+                out.append(i)
+        taken = set(out)
+        started = collections.Counter(keys[i] for i in out)
+        by_key: dict[Hashable, list[int]] = {}
+        for i, k in enumerate(keys):
+            if i not in taken:
+                by_key.setdefault(i if k is None else k, []).append(i)
+        lanes = sorted(by_key.items(), key=lambda kv: (started[kv[0]], kv[1][0]))
+        depth = 0
+        while len(out) < n:
+            for _, idx in lanes:
+                if depth < len(idx) and len(out) < n:
+                    out.append(idx[depth])
+            depth += 1
+        return out
 
     def __call__(self, tasks: Sequence[Any] | None = None) -> DevicePool:
         """A farm is its own device factory: ``factory(batch_tasks)`` is the source the
