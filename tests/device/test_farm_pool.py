@@ -17,7 +17,7 @@ from navrl.device.pool import (DeviceBackend, DeviceFarm, DevicePool, DeviceTime
                                PhoneWorldBackend, PoolConfig, PoolExhausted, step_devices)
 from navrl.worlds.phone.judges import OracleJudge
 from navrl.observation import Observation, UINode
-from navrl.rollout.runner import EpisodeRunner
+from navrl.rollout.runner import EpisodeRunner, RunnerConfig
 from navrl.worlds.phone.suites import suite_tasks
 
 
@@ -423,17 +423,44 @@ def test_a_rolling_queue_gives_a_freed_device_a_task_of_its_own_app(monkeypatch,
         return n
 
     counts = {}
-    for mode in ("fifo", "affinity"):
+    for mode in ("fifo", "affinity", "idle"):
         be = Tracked()
         with DevicePool(be, PoolConfig(size=3, call_timeout_s=None)) as pool:
             if mode == "fifo":
                 monkeypatch.setattr(pool, "pick_next", lambda used, waiting: 0)
                 monkeypatch.setattr(pool, "first_wave", lambda tasks, n: list(range(n)))
+            if mode == "idle":      # a farm that lets every freed device idle: no episode is lost
+                monkeypatch.setattr(pool, "pick_next", lambda used, waiting: None)
             got = [outcome(t) for t in runner().run(tasks, devices=pool)]
             st = pool.stats()
         assert got == want and st["devices"] == 3 and st["episodes"] == 12
         counts[mode] = switches(be.restores)
     assert counts["affinity"] <= most and counts["fifo"] >= fifo_least, counts
+
+
+@pytest.mark.parametrize("choice", ["affinity", "idle"])
+def test_a_rolling_queue_on_connected_devices_runs_every_episode(monkeypatch, choice):
+    """Connected devices answer on the pool's loop, so the last running episodes can end as
+    their answers land (a step budget) while episodes still wait for a device (here all but
+    one device idles when the farm's pick_next lets freed devices go): every queued episode
+    still runs."""
+    three = suite_tasks("train", 3, seed=8)
+    tasks = [t for t in three for _ in range(4)]
+
+    class Connected(PhoneWorldBackend):
+        in_process = False
+
+        def affinity_key(self, snapshot):
+            return hash(snapshot)
+
+    j = OracleJudge()
+    run = EpisodeRunner(RandomPlanner(3), AccessibilityGrounder(), j, j, j, config=RunnerConfig(max_steps=2))
+    with DevicePool(Connected(), PoolConfig(size=3, call_timeout_s=10.0)) as pool:
+        if choice == "idle":
+            monkeypatch.setattr(pool, "pick_next", lambda used, waiting: None)
+        got = run.run(tasks, devices=pool)
+        assert pool.stats()["episodes"] == 12
+    assert [len(t.steps) for t in got] == [2] * 12 and all(t.valid for t in got)
 
 
 class _Held:
@@ -460,7 +487,7 @@ def test_a_freed_device_idles_rather_than_load_an_app_a_leased_device_takes_next
         used = _Held(da)
         assert pool.pick_next(used, ["b", "a"]) == 1           # its own app
         assert pool.pick_next(used, ["b", "c"]) is None         # b and c wait for their own devices
-        assert pool.pick_next(used, ["c", "b", "b"]) == 1       # two b waiting: halve the queue
+        assert pool.pick_next(used, ["c", "b", "b", "b"]) is None   # three b waiting: cheaper to wait
         assert pool.pick_next(used, ["b", "d"]) == 1            # no device shows d
         pool.release_batch([dc])
         assert pool.pick_next(used, ["b", "c"]) == 1            # an idle device shows c: its lease takes it

@@ -138,9 +138,10 @@ class EpisodeRunner:
                 hand_on = getattr(farm, "hand_on", None)   # a Ray farm leases on the freed device's host
 
                 def refill(task: Task, used: Any) -> Any:
-                    if hand_on is not None:
+                    if hand_on is not None and used is not None:
                         return hand_on(task, used)
-                    farm.release_batch([used])
+                    if used is not None:
+                        farm.release_batch([used])
                     return lease([task])[0]
             tm["device"] += time.perf_counter() - t0
         gc_prev = _gc_pace(self.cfg.gc_gen0)
@@ -189,6 +190,8 @@ class EpisodeRunner:
         while True:
             if flight.queued:
                 flight.hand_on(eps)
+                if not flight and all(ep.done for ep in eps if id(ep) not in flight.queued):
+                    flight.restart()    # the farm let every freed device go idle with episodes queued
             flight.free(eps)
             if not flight and all(ep.done for ep in eps):
                 return
@@ -210,8 +213,8 @@ class EpisodeRunner:
             ready = [ep for ep in eps if not ep.done and id(ep) not in busy and id(ep) not in queued]
             if ready:
                 self._round(ready, step, flight)
-            elif not flight:
-                return
+            elif not flight and not flight.queued:
+                return      # (episodes still queued: the next turn hands them a device)
 
     def _round(self, ready: list[Episode], step: Stepper, flight: "_Flight") -> None:
         """Plan the ready episodes in one batch, run each step up to its device action, and
@@ -378,6 +381,23 @@ class _Flight:
                 nxt.device = dev
                 self.start([nxt], [None], [None])
         self._running = still
+
+    def restart(self) -> None:
+        """Lease a device for the first queued episode: no call is in flight, so no device
+        would be handed on to it (a farm's ``choose`` let the freed ones go idle)."""
+        nxt = self._queue.pop(0)
+        self.queued.discard(id(nxt))
+        self._running.append(nxt)
+        j = self.index[id(nxt)]
+        tm = self.runner.timings
+        t0 = time.perf_counter()
+        dev = self.devices[j] = self.refill(nxt.task, None)  # type: ignore[misc]
+        tm["device"] += time.perf_counter() - t0
+        if isinstance(dev, cf.Future):
+            self._wait(dev, nxt, _LEASE)
+        else:
+            nxt.device = dev
+            self.start([nxt], [None], [None])
 
     def free(self, eps: list[Episode]) -> None:
         """Give the devices of finished episodes back to the farm once no queued episode is
