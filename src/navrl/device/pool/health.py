@@ -60,8 +60,11 @@ class HealthKeeper:
         for a failed probe). A success is timed as a reset (and told to the adaptive limit,
         ``token`` from before the restore)."""
         t0 = time.monotonic()
-        slot.affinity = None
-        await self.calls.call(slot, "restore", (snap,))
+        slot.affinity, slot.restoring = None, want
+        try:
+            await self.calls.call(slot, "restore", (snap,))
+        finally:
+            slot.restoring = None
         slot.affinity = want
         h = await self.calls.call(slot, "health", ())
         if not h.ok:

@@ -82,6 +82,8 @@ class LeaseBook:
         while True:
             with self.lock:
                 got = self.try_acquire(avoid, want)
+                if isinstance(got, Slot):
+                    got.restoring = want     # what pick_next sees of it from now on, not its last key
                 left = deadline - time.monotonic()
                 if got is None and left > 0 and self.backend.in_process:
                     self.lock.wait(left)     # a release notifies

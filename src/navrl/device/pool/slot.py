@@ -54,7 +54,7 @@ class Slot:
     """A device of the pool: the device itself (replaced on reconnect), its stats, its worker
     thread (blocking devices), when its current lease began and which lease holds it."""
 
-    __slots__ = ("index", "device", "stats", "executor", "busy_since", "lease_id", "affinity")
+    __slots__ = ("index", "device", "stats", "executor", "busy_since", "lease_id", "affinity", "restoring")
 
     def __init__(self, index: int, device: Device, backend: str):
         self.index, self.device = index, device
@@ -63,3 +63,4 @@ class Slot:
         self.busy_since: float | None = None
         self.lease_id = 0
         self.affinity: Hashable | None = None    # the backend's affinity_key of its last restore
+        self.restoring: Hashable | None = None   # ... of the restore under way
