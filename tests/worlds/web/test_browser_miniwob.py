@@ -212,3 +212,27 @@ def test_screenshots_come_with_the_observations(host):
         assert img.getpixel((x0 - 2 if x0 > 2 else 1, y0 + 2))[:3] == (255, 255, 0)
     finally:
         d.close()
+
+
+def test_an_on_read_screenshot_is_taken_when_read_and_only_of_the_page_observed(host):
+    from navrl.device.base import DeviceError
+    from navrl.device.browser import BrowserDevice
+    eager, lazy = BrowserDevice(host=host, phone="160x210@1"), BrowserDevice(host=host, phone="160x210@1",
+                                                                            screenshots="on_read")
+    try:
+        for d in (eager, lazy):
+            d.restore(miniwob_task("click-checkboxes", 4, phone="160x210@1").web_snapshot())
+        want, obs = eager.observe(), lazy.observe()
+        assert obs._png is None and obs.has_screenshot and obs.screen_size == want.screen_size
+        assert obs.png[:8] == b"\x89PNG\r\n\x1a\n"        # taken now: the same page as the eager one's
+        assert obs.screenshot.tobytes() == want.screenshot.tobytes()
+        box = [n for n in obs.nodes if n.role == "checkbox"][0]
+        before = lazy.observe()
+        lazy.act(Action.tap(*box.center))
+        with pytest.raises(DeviceError) as e:               # the page moved on: that look's image is gone
+            before.screenshot
+        assert e.value.reason == "screenshot_gone"
+        assert lazy.observe().screenshot.size == want.screenshot.size
+    finally:
+        eager.close()
+        lazy.close()

@@ -54,7 +54,8 @@ def farm_config(pages: int | None = None, adaptive: AdaptiveConfig | None = Adap
 
 class BrowserBackend(DeviceBackend):
     """``phone``: emulation for snapshots that name none; ``screenshots``: ``"eager"``,
-    ``"thumb"`` (small images for perceptual hashes) or ``"off"``; ``dedicated`` (or
+    ``"thumb"`` (small images for perceptual hashes), ``"on_read"`` (taken when an
+    observation's image is read: in-process pools only, not a Ray farm's hosts) or ``"off"``; ``dedicated`` (or
     ``executable``/``args``): a Chromium process of this backend's own instead of the
     process-wide shared one."""
 

@@ -25,7 +25,7 @@ import io
 import json
 import logging
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from PIL import Image
 
@@ -46,7 +46,7 @@ __all__ = ["BrowserDevice", "WebObservation", "LONG_PRESS_MS"]
 LONG_PRESS_MS = 500
 """A touch held this long without moving is a long press."""
 
-SCREENSHOT_MODES = ("eager", "thumb", "off")
+SCREENSHOT_MODES = ("eager", "thumb", "on_read", "off")
 
 THUMB_WIDTH = 128
 """Width in pixels of a ``screenshots="thumb"`` observation's image: enough for a perceptual
@@ -132,8 +132,11 @@ class BrowserDevice(Device):
     :class:`BrowserHost` (default: the process-wide one); ``screenshots``: ``"eager"``
     (a PNG with every observation), ``"thumb"`` (a :data:`THUMB_WIDTH` px wide PNG of the
     whole screen, for perceptual hashes only: GiGPO's state keys with a text planner; the
-    observation's ``screen_size`` and coordinates stay in device pixels) or ``"off"`` (UI
-    tree only: text planners, fast RL);
+    observation's ``screen_size`` and coordinates stay in device pixels), ``"on_read"`` (the
+    screenshot is taken when the observation's image is first read, in the same process and
+    while the page has not been acted on since: MiniWoB RL's GiGPO hashes, which the runner
+    caches per UI tree and reads for ~1 step in 4) or ``"off"`` (UI tree only: text planners,
+    fast RL);
     ``timeout_s``: deadline of observe/act/health; ``nav_timeout_s``: of page loads.
     ``app``/``seed``: start that app right away (otherwise the first :meth:`restore` does).
     """
@@ -169,6 +172,7 @@ class BrowserDevice(Device):
         self._sig: str | None = None
         self._crashed: str | None = None
         self._closed = False
+        self._moves = 0         # acts, restores and evaluations so far: an on_read screenshot's check
         self.episodes = 0
         self.contexts_created = 0
         self.app_switches = 0
@@ -236,6 +240,7 @@ class BrowserDevice(Device):
         expression) in the page. For tests and task checks, never for agent input."""
         async def go() -> Any:
             await self._drop_prefetch()
+            self._moves += 1
             page = self._live()[0]
             return await page.evaluate(expression, arg)
         return self._run(go, timeout_s or self.timeout_s, "evaluate")
@@ -293,6 +298,7 @@ class BrowserDevice(Device):
 
     async def _a_restore(self, snap: WebSnapshot) -> None:
         await self._drop_prefetch()
+        self._moves += 1
         await self._a_restore_inner(snap)
         # no prefetched observation here: a pool probes the page's health first and the runner
         # looks later than PREFETCH_TTL_S, so the read (a DOM walk and a screenshot) was thrown
@@ -502,7 +508,7 @@ class BrowserDevice(Device):
         assert emu is not None and app is not None
         tree = cdp.send("Runtime.evaluate", {"expression": self._observe_expr, "returnByValue": True})
         try:
-            if self.screenshots != "off":
+            if self.screenshots not in ("off", "on_read"):
                 params: dict = {"format": "png", "captureBeyondViewport": False, "optimizeForSpeed": True}
                 if self.screenshots == "thumb":     # the page rendered at a smaller scale
                     vw, vh = emu.viewport
@@ -538,8 +544,28 @@ class BrowserDevice(Device):
         size = emu.screen
         if png is not None and self.screenshots == "eager":
             size = _png_size(png) or size
-        return WebObservation(nodes=nodes, app=app.name, screen_size=size, platform="web", _png=png,
-                              url=v.get("url", ""), page=state)
+        obs = WebObservation(nodes=nodes, app=app.name, screen_size=size, platform="web", _png=png,
+                             url=v.get("url", ""), page=state)
+        if self.screenshots == "on_read":
+            obs.render = self._screenshot_on_read(obs, self._moves)
+        return obs
+
+    def _screenshot_on_read(self, obs: WebObservation, moves: int) -> Callable[[], Image.Image]:
+        """``obs``'s image, taken when first read: the page as it is then, which is the page
+        ``obs`` saw as long as nothing acted on it since (else DeviceError ``screenshot_gone``).
+        Call from any thread but the host's loop (the runner's, when it hashes the screen)."""
+        def read() -> Image.Image:
+            async def shoot() -> bytes:
+                if self._moves != moves:
+                    raise DeviceError("screenshot_gone", "the page was acted on since this observation")
+                _, cdp = self._live()
+                shot = await cdp.send("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": False,
+                                                                  "optimizeForSpeed": True})
+                return base64.b64decode(shot["data"])
+            png = self._run(shoot, self.timeout_s, "screenshot")
+            obs._png = png
+            return Image.open(io.BytesIO(png)).convert("RGB")
+        return read
 
     async def _a_settle(self, scrolled: bool = False) -> str | None:
         """Wait for what the action set off (short timers, requests, a navigation; the
@@ -591,6 +617,7 @@ class BrowserDevice(Device):
 
     async def _a_act(self, a: Action) -> ActResult:
         await self._drop_prefetch()
+        self._moves += 1
         page, cdp = self._live()
         emu = self._emu
         assert emu is not None
