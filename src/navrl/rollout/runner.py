@@ -98,6 +98,7 @@ class EpisodeRunner:
         self.last_run: dict = {"stragglers": 0, "deadline_hit": False}
         """Of the last :meth:`run`: ``stragglers`` (episodes masked at the deadline), ``deadline_hit``."""
         self._plan_call_s = 0.0
+        self._shots: cf.ThreadPoolExecutor | None = None    # reads screens to hash side by side
         """Seconds a planner call takes (moving average): the longest a pipelined round waits
         for more answers to plan with the first one."""
 
@@ -224,6 +225,8 @@ class EpisodeRunner:
             ep.look()
         ctxs = [PlannerContext(ep.task, ep.obs, list(ep.plans), ep.remaining, list(ep.memory.qa), ep.device,
                                ep.seen_texts()) for ep in ready]
+        if self.cfg.phash:
+            self._read_screens([ep.obs for ep in ready if ep.obs is not None])
         t0 = time.perf_counter()
         try:
             outs = self.planner.plan(ctxs)
@@ -279,6 +282,23 @@ class EpisodeRunner:
         return Stepper(self.grounder, self.step_judge, self.ask_judge, self.terminal_judge, self.user, self.rewards,
                        max_steps=self.cfg.max_steps, record_frames=self.cfg.record_frames,
                        phash=self._screen_phash if self.cfg.phash else None, timings=self.timings)
+
+    def _read_screens(self, screens: list[Observation]) -> None:
+        """Read the images the perceptual hashes of this round will need (screens not hashed
+        yet whose image is taken when read: a browser page's ``on_read`` screenshot waits for
+        a frame) side by side, as device time; a read that fails fails again in its step."""
+        need = [o for o in screens if o._image is None and o._png is None and o.render is not None
+                and self._phash.get((o.platform or "", ui_hash(o))) is None]
+        if not need:
+            return
+        t0 = time.perf_counter()
+        if len(need) == 1:
+            _quietly_read(need[0])
+        else:
+            if self._shots is None:
+                self._shots = cf.ThreadPoolExecutor(8, thread_name_prefix="navrl-screens")
+            list(self._shots.map(_quietly_read, need))
+        self.timings["device"] += time.perf_counter() - t0
 
     def _screen_phash(self, obs: Observation, shash: str) -> int:
         """The screen's perceptual hash, once per distinct screen (sibling rollouts revisit the
@@ -500,6 +520,13 @@ class _Flight:
                 what.close()
         self.waiting.clear()
         self.busy.clear()
+
+
+def _quietly_read(obs: Observation) -> None:
+    try:
+        obs.screenshot
+    except Exception:  # noqa: BLE001 - read again (and judged) in the step
+        pass
 
 
 def _left(deadline: float | None) -> float | None:
