@@ -136,7 +136,9 @@ def run_miniwob(cfg: MiniWoBConfig, out: str | Path, command: str = "", log=prin
     from navrl.device.pool import PoolConfig
     farm = make_device_factory(None, devices=cfg.pages,   # more rollouts than pages queue (the runner rolls them over)
                                pool=PoolConfig(spare=cfg.spare_pages),
-                               backend=BrowserBackend(screenshots="eager" if tcfg.estimator_spec.needs_state_hashes
+                               # GiGPO's perceptual hashes read a screenshot per distinct UI tree (~1 step in
+                               # 4): taken then, not with every observation
+                               backend=BrowserBackend(screenshots="on_read" if tcfg.estimator_spec.needs_state_hashes
                                                       else "off"))
     rows: list[dict] = []
     outcomes: dict[tuple[str, str], dict[str, bool]] = {}
