@@ -16,13 +16,19 @@ makes them in RL:
 - **act**: a tap on a random tappable node (or typing a goal word into a focused field),
   with the settle before and after;
 - **observe**: the observation the runner reads after the act (prefetched by the act),
-  in ``--screenshots`` mode (``eager``: a PNG for GiGPO's perceptual hashes, as in RL).
+  in ``--screenshots`` mode (``eager``: a PNG with every observation, what GiGPO's perceptual
+  hashes read until 2026-12; ``on_read``: no image until one is read);
+- **shot**: with ``on_read``, the screenshot read the way the runner reads it: once per
+  distinct UI tree (its perceptual-hash cache).
 
-Then per environment step at the mix of RL (``--loads-per-step`` and ``--restores-per-step``
-as counted in ``bench/miniwob_rl_speed.py``'s setting): the Chromium CPU an environment step
-costs. Also ``idle``: the page left alone. Prints figures; asserts nothing.
+Then per environment step at the mix of RL (``--loads-per-step``, ``--restores-per-step``,
+``--shots-per-step``, as counted in ``bench/miniwob_rl_speed.py``'s setting; defaults: this
+checkout's counts): the Chromium CPU an environment step costs. Also ``idle``: the page
+left alone. Prints figures; asserts nothing.
 
-    python bench/miniwob_call_cpu.py [--episodes 3] [--steps 6] [--screenshots eager|off]
+    python bench/miniwob_call_cpu.py [--episodes 3] [--steps 6] [--screenshots on_read|eager|off]
+    # 0e2e04c's mix (eager screenshots; 198 page loads, 256 restores and ~220 more reads in 905 steps):
+    python bench/miniwob_call_cpu.py --screenshots eager --loads-per-step 0.219 --extra-reads-per-step 0.24
 """
 from __future__ import annotations
 
@@ -126,11 +132,15 @@ def main() -> int:
     ap.add_argument("--episodes", type=int, default=3, help="episodes per task and visit")
     ap.add_argument("--visits", type=int, default=2, help="times each task's page is loaded")
     ap.add_argument("--steps", type=int, default=6, help="random steps per episode at most")
-    ap.add_argument("--screenshots", default="eager")
+    ap.add_argument("--screenshots", default="on_read")
     ap.add_argument("--phone", default="160x210@1")
-    ap.add_argument("--loads-per-step", type=float, default=63 / 916,
-                    help="page loads per environment step in RL (this checkout: 63 in 916 steps; main: 198 in 905)")
+    ap.add_argument("--loads-per-step", type=float, default=25 / 916,
+                    help="page loads per environment step in RL (this checkout: ~25 in ~916 steps; 0e2e04c: 198 in 905)")
     ap.add_argument("--restores-per-step", type=float, default=256 / 916, help="episode starts per environment step")
+    ap.add_argument("--shots-per-step", type=float, default=0.23,
+                    help="on_read screenshots per step (the runner hashes one per distinct UI tree: 202-219 in 892-972)")
+    ap.add_argument("--extra-reads-per-step", type=float, default=0.0,
+                    help="observations read and thrown away per step (0e2e04c: the prefetch after a restore, ~0.24)")
     ap.add_argument("--seed", type=int, default=0)
     a = ap.parse_args()
     import yaml
@@ -138,6 +148,7 @@ def main() -> int:
     from navrl.actions import Action, ActionKind
     from navrl.device.browser.app import WebSnapshot
     from navrl.device.browser.device import BrowserDevice
+    from navrl.rollout.step import ui_hash
     from navrl.tasks.web import miniwob_app
 
     load0 = os.getloadavg()[0]
@@ -151,6 +162,7 @@ def main() -> int:
     procs = Procs()
     m = Meter(procs)
     seed = 1000
+    hashed: set[str] = set()
     for visit in range(a.visits):
         for name in tasks:
             app = miniwob_app(name)
@@ -177,6 +189,9 @@ def main() -> int:
                         break
                     m.call("act", dev.act, act)
                     obs = m.call("observe", dev.observe)
+                    if a.screenshots == "on_read" and ui_hash(obs) not in hashed:
+                        hashed.add(ui_hash(obs))
+                        m.call("shot", lambda: obs.screenshot)
     steps = m.n.get("act", 0)
     idle_s = min(10.0, sum(m.wall.values()) / max(1, steps) * 100)
     m.call("idle", time.sleep, idle_s)
@@ -188,11 +203,14 @@ def main() -> int:
     pc = {k: m.per_call(k) for k in m.n}
     chrom = {k: sum(pc[k][x] for x in CHROMIUM) for k in pc}
     mix = {"load": a.loads_per_step, "restore": a.restores_per_step - a.loads_per_step,
-           "health": a.restores_per_step, "act": 1.0, "observe": 1.0}
+           "health": a.restores_per_step, "act": 1.0, "observe": 1.0 + a.extra_reads_per_step,
+           "shot": a.shots_per_step}
     parts = {k: w * chrom[k] for k, w in mix.items() if k in chrom}
     total = sum(parts.values())
     print(f"Chromium CPU per environment step at RL's mix ({a.loads_per_step:.3f} loads, {a.restores_per_step:.3f} "
-          f"episode starts per step): {total:.1f} ms = " + " + ".join(f"{k} {v:.1f}" for k, v in parts.items()))
+          f"episode starts, {1 + a.extra_reads_per_step:.2f} observations"
+          + (f", {a.shots_per_step:.2f} screenshots" if "shot" in chrom else "") + f" per step): {total:.1f} ms = "
+          + " + ".join(f"{k} {v:.1f}" for k, v in parts.items()))
     dev.close()
     return 0
 
