@@ -449,9 +449,9 @@ class BrowserDevice(Device):
     # settled; observe() takes it if it comes within PREFETCH_TTL_S, else reads afresh.
     PREFETCH_TTL_S = 0.05
 
-    def _start_prefetch(self) -> None:
+    def _start_prefetch(self, tree: dict | None = None) -> None:
         loop = asyncio.get_running_loop()
-        task = loop.create_task(self._a_observe_now())
+        task = loop.create_task(self._a_observe_now(tree))
         box: dict = {"done_at": None}
 
         def done(t: asyncio.Task) -> None:
@@ -487,26 +487,30 @@ class BrowserDevice(Device):
                     pass
         return await self._a_observe_now()
 
-    async def _a_observe_now(self) -> WebObservation:
+    async def _a_observe_now(self, tree: dict | None = None) -> WebObservation:
         # A tap on a link can start its navigation after the page looked settled: a read that
         # lands in the new document before it is parsed (or in the old one while it unloads)
-        # waits for the new document and reads again.
+        # waits for the new document and reads again. ``tree``: the UI tree script's value,
+        # read already (with the settle after an action), for the first attempt.
         for _ in range(3):
             try:
-                obs = await self._a_read_observation()
+                obs = await self._a_read_observation(tree)
             except _DocumentSwapped:
                 obs = None
+            tree = None
             if obs is not None:
                 return obs
             await self._a_await_document()
         raise DeviceError("navigation_timeout", "the page kept replacing its document while being observed")
 
-    async def _a_read_observation(self) -> WebObservation | None:
-        """One read of the UI tree (and screenshot); None when the document was not ready."""
+    async def _a_read_observation(self, value: dict | None = None) -> WebObservation | None:
+        """One read of the UI tree (and screenshot); None when the document was not ready.
+        ``value``: the tree script's value read already (then only the screenshot is taken)."""
         page, cdp = self._live()
         emu, app = self._emu, self._app
         assert emu is not None and app is not None
-        tree = cdp.send("Runtime.evaluate", {"expression": self._observe_expr, "returnByValue": True})
+        tree = (cdp.send("Runtime.evaluate", {"expression": self._observe_expr, "returnByValue": True})
+                if value is None else asyncio.sleep(0, {"result": {"value": value}}))
         try:
             if self.screenshots not in ("off", "on_read"):
                 params: dict = {"format": "png", "captureBeyondViewport": False, "optimizeForSpeed": True}
@@ -571,23 +575,32 @@ class BrowserDevice(Device):
         """Wait for what the action set off (short timers, requests, a navigation; the
         scroll coming to rest after a swipe) and return the change signature (None when
         the document went away meanwhile)."""
+        return (await self._a_settle_read(scrolled, read=False))[0]
+
+    async def _a_settle_read(self, scrolled: bool, read: bool = True) -> tuple[str | None, dict | None]:
+        """:meth:`_a_settle`, and with ``read`` the UI tree script's value read in the same
+        call once the page is still (one round trip per step instead of two; None when the
+        script failed: the observation reads it again and reports why)."""
         page, cdp = self._live()
         app = self._app
         assert app is not None
         flag = "true" if scrolled else "false"
         expr = (f"(window.__navrl ? window.__navrl.settle({int(app.settle_max_ms)}, {flag}) : "
                 f"[0,0,location.href,Math.round(scrollX),Math.round(scrollY)].join('|'))")
+        if read:
+            expr = (f"Promise.resolve({expr}).then((sig) => sig === null ? null : "
+                    f"[sig, (() => {{ try {{ return {self._observe_expr}; }} catch (e) {{ return null; }} }})()])")
         try:
             r = await cdp.send("Runtime.evaluate", {"expression": expr, "awaitPromise": True, "returnByValue": True})
             if "exceptionDetails" not in r:
-                sig = r["result"].get("value")
-                if sig is not None:          # null: the document is unloading
-                    return sig
+                v = r["result"].get("value")
+                if v is not None:          # null: the document is unloading
+                    return (v[0], v[1]) if read else (v, None)
         except Exception as e:  # noqa: BLE001
             if not _swapped_or_detached(e):
                 raise map_error(e, "settle") from e
         await self._a_await_document()
-        return None
+        return None, None
 
     async def _a_await_document(self) -> None:
         """After an action that replaced the document: wait until the new one is loaded (the
@@ -654,9 +667,9 @@ class BrowserDevice(Device):
             self._sig = None
             self._start_prefetch()
             return ActResult(True, "went to the start page")
-        after = await self._a_settle(scrolled=k is ActionKind.SWIPE)
+        after, tree = await self._a_settle_read(scrolled=k is ActionKind.SWIPE)
         self._sig = after
-        self._start_prefetch()
+        self._start_prefetch(tree)
         changed = after is None or before is None or after != before
         if k is ActionKind.TYPE and not changed:
             note = "nothing took the text (no focused field?)"
