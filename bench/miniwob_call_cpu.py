@@ -149,7 +149,7 @@ def main() -> int:
     from navrl.device.browser.app import WebSnapshot
     from navrl.device.browser.device import BrowserDevice
     from navrl.rollout.step import ui_hash
-    from navrl.tasks.web import miniwob_app
+    from navrl.worlds.web.tasks import miniwob_app
 
     load0 = os.getloadavg()[0]
     cfg = yaml.safe_load((Path(__file__).resolve().parents[1] / "src/navrl/experiments/configs/miniwob.yaml")
