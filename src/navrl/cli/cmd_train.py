@@ -12,9 +12,10 @@ from navrl.cli.parts import add_part_arguments, choose, close_farm, device_farm,
 
 
 def register(sub) -> None:
-    t = sub.add_parser("train", help="online RL (PPO / GiGPPO / GRPO / GiGPO) from an SFT policy")
+    t = sub.add_parser("train", help="online RL (PPO / GiGPPO / GRPO / GiGPO) from an SFT policy or from scratch")
     t.add_argument("--preset", default="demo", help="default | demo (pointer planner) | demo-text | quick | quick-pointer")
-    t.add_argument("--init", help="SFT policy (sft.pt) to start from; required unless --resume")
+    t.add_argument("--init", help="SFT policy (sft.pt) to start from; without it (and without --resume) "
+                                          "a fresh planner of the preset's kind is trained by RL from scratch")
     t.add_argument("--out", default="runs/train")
     t.add_argument("--resume", action="store_true", help="continue from OUT's last checkpoint")
     t.add_argument("--overwrite", action="store_true", help="replace a run already in OUT")
@@ -142,9 +143,10 @@ def make_trainer(args, preset, over: dict | None = None):
             trainer = Trainer(policy, cfg, out, **parts.kwargs, sft_demos=_sft_demos(policy, cfg, preset))
             trainer.resume(out)
             return trainer
-        if not args.init:
-            raise CLIError("--init SFT_POLICY is required (or --resume)")
-        policy = load_policy(args.init)
+        if args.init:
+            policy = load_policy(args.init)
+        else:
+            policy, preset = _from_scratch(preset, over or {})
         parts = _parts(args, preset.train)
         try:
             prepare_out_dir(out, overwrite=args.overwrite, resumable=True)   # after every input is known good: --overwrite deletes
@@ -156,6 +158,21 @@ def make_trainer(args, preset, over: dict | None = None):
             raise
     except (CheckpointError, ConfigError) as e:
         raise CLIError(str(e)) from None
+
+
+def _from_scratch(preset, over: dict):
+    """No ``--init``: a fresh planner of the preset's kind, trained by RL alone (as the
+    MiniWoB++ experiment's RL-only arm). PPO-ptx needs demonstrations an SFT stage would have
+    made, so ``sft_coef`` is 0 unless ``--set sft_coef=...`` asks for it."""
+    from dataclasses import replace
+
+    from navrl.experiments.pipeline import build_policy
+    if "sft_coef" not in over:
+        preset = replace(preset, train=replace(preset.train, sft_coef=0.0))
+    policy = build_policy(preset, preset.train.seed)
+    print(f"no --init: a fresh {preset.planner} planner ({policy.n_params():,} parameters) trained by RL "
+          f"from scratch (PPO-ptx coefficient {preset.train.sft_coef:g})")
+    return policy, preset
 
 
 @dataclass
