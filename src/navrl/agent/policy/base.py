@@ -89,6 +89,11 @@ class Policy(Planner, abc.ABC):
         sampled tokens' log-probs at ``self.temperature``, so PPO scores at the rollout
         temperature and its ratios start at exactly 1; SFT scores at 1."""
 
+    def decision_factors(self, outputs: list[list[int]], width: int) -> list[tuple[str, ...]]:
+        """Per output, the name of the decision each of its ``width`` scored positions stands
+        for (exploration diagnostics: entropy per factor). Token-level policies: ``"token"``."""
+        return [("token",) * width for _ in outputs]
+
     @abc.abstractmethod
     def encode_target(self, text: str) -> list[int]:
         """Token ids of an output text (SFT targets), end-of-sequence included."""

@@ -265,6 +265,16 @@ class PointerPlanner(Policy):
         return Decision(int(kind[0]), int(arg[0]), int(frame[0]))
 
     # ------------------------------------------------------------------ scoring (with grad)
+    def decision_factors(self, outputs: list[list[int]], width: int) -> list[tuple[str, ...]]:
+        """``(kind, node | text, frame)``: the second position is the node a node-kind points
+        at, or the text span a type/answer/ask copies (its entropy tells which collapsed)."""
+        out = []
+        for o in outputs:
+            k = Decision.from_ids(o).kind
+            second = "node" if _IS_NODE[k] else "text" if _IS_TEXT[k] else "none"
+            out.append(("kind", second, "frame", *(("pad",) * max(0, width - 3)))[:width])
+        return out
+
     def score(self, prompts: list[str], outputs: list[list[int]], temperature: float = 1.0) -> ScoredBatch:
         self.model.train()
         states = [self.state(p) for p in prompts]

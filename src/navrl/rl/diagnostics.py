@@ -1,0 +1,96 @@
+"""Exploration diagnostics of one update (issue #26): is there anything to learn from this batch?
+
+A group of sibling rollouts whose outcomes are all equal carries no group-relative advantage,
+a sample whose advantage is 0 moves nothing in the clipped surrogate, and a decision factor
+whose entropy has collapsed is not explored any more. These are the numbers that say why RL
+stalls when it does (docs/results/exploration.md); the trainer logs them with every update
+under ``diag`` (``metrics.jsonl`` and TensorBoard) and ``navrl report`` plots them.
+
+Shapes: B trajectories, T steps, N scored samples, L output positions of a sample (the
+pointer planner's factors: kind, node-or-text, frame).
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Iterable, Sequence
+
+import torch
+from torch import Tensor
+
+__all__ = ["zero_variance_groups", "zero_advantage_share", "factor_entropy", "success_by_family"]
+
+
+@torch.no_grad()
+def zero_variance_groups(outcomes: Tensor, group_ids: Tensor, valid: Tensor, tol: float = 1e-9) -> tuple[int, int]:
+    """(groups whose valid members' outcomes are all equal, groups with at least two valid members).
+
+    Args:
+        outcomes: float [B] one number per trajectory (success, or the episode score).
+        group_ids: long [B] the task group of each trajectory (siblings share one).
+        valid: bool [B] masked trajectories are left out; a group with fewer than two valid
+            members has no variance to speak of and is not counted at all.
+    """
+    out = outcomes.double()
+    flat, total = 0, 0
+    for g in torch.unique(group_ids[valid.bool()]).tolist():
+        sel = out[(group_ids == g) & valid.bool()]
+        if sel.numel() < 2:
+            continue
+        total += 1
+        flat += int(float(sel.max() - sel.min()) <= tol)
+    return flat, total
+
+
+@torch.no_grad()
+def zero_advantage_share(advantages: Tensor, mask: Tensor, tol: float = 1e-8) -> float | None:
+    """Share of the masked entries (valid steps) whose |advantage| <= ``tol``; None when none.
+
+    Args:
+        advantages: float [B, T] (or [N]) per-step advantages.
+        mask: bool, same shape: the steps that count (valid trajectory, real step).
+    """
+    m = mask.bool()
+    n = int(m.sum())
+    if n == 0:
+        return None
+    zero = (advantages.abs() <= tol) & m
+    return float(zero.sum()) / n
+
+
+@torch.no_grad()
+def factor_entropy(entropy: Tensor, mask: Tensor, factors: Sequence[Sequence[str]]) -> dict[str, float]:
+    """Mean entropy (nats) of each named decision factor over the samples where it was decided.
+
+    Args:
+        entropy: float [N, L] per-position entropy of the policy's distribution.
+        mask: float or bool [N, L] 1 where position l of sample n was decided.
+        factors: N rows of L names (the factor position l of sample n stands for, e.g.
+            ``("kind", "node", "frame")`` or ``("kind", "text", "frame")``).
+    Returns:
+        name -> mean entropy over the decided positions of that name (names never decided
+        are absent).
+    """
+    sums: dict[str, float] = defaultdict(float)
+    counts: dict[str, int] = defaultdict(int)
+    e, m = entropy.detach().double().tolist(), mask.detach().bool().tolist()
+    for row_e, row_m, names in zip(e, m, factors):
+        for v, on, name in zip(row_e, row_m, names):
+            if on:
+                sums[name] += v
+                counts[name] += 1
+    return {k: sums[k] / counts[k] for k in sums}
+
+
+def success_by_family(trajectories: Iterable) -> dict[str, float]:
+    """Success rate of the valid trajectories per task family (``task["family"]``, else its
+    ``template``, else ``"?"``)."""
+    n: dict[str, int] = defaultdict(int)
+    k: dict[str, int] = defaultdict(int)
+    for t in trajectories:
+        if not t.valid:
+            continue
+        task = t.task if isinstance(t.task, dict) else {}
+        fam = str(task.get("family") or task.get("template") or "?")
+        n[fam] += 1
+        k[fam] += int(bool(t.success))
+    return {f: k[f] / n[f] for f in sorted(n)}
