@@ -93,3 +93,47 @@ def test_snapshot_keeps_its_facts_through_pickle_and_restore() -> None:
     assert w2._current_facts() == snap.oracle
     assert dict(w2.state.data.items()) == dict(w.state.data.items()) and w2.observe().nodes == w.observe().nodes
     assert w2.state.rng.getstate() == w.state.rng.getstate()
+
+
+def test_replays_that_take_the_rest_from_remembered_runs_equal_whole_replays(monkeypatch) -> None:
+    """Sibling walks from one start (detours, returns, asks): facts from replays that stop at
+    a state an earlier replay passed through equal whole replays', also under step budgets
+    small enough that a remembered run does not settle the replay (caps 0 to 6)."""
+    import navrl.worlds.phone.facts as oracle_mod
+    rng = random.Random(11)
+    calls = {"memo": 0, "whole": 0}
+    step = oracle_mod.expert_step
+    mode = ["memo"]
+
+    def counted(*a, **kw):
+        calls[mode[0]] += 1
+        return step(*a, **kw)
+    monkeypatch.setattr(oracle_mod, "expert_step", counted)
+    checked = 0
+    for task in _tasks({Family.SINGLE, Family.ASK_USER, Family.BLOCKED, Family.MULTI}, 1)[::4]:
+        for _ in range(4):            # sibling walks of one task
+            for w, _ in _walk(task, rng, 0.35, 10):
+                state = w.state_bytes()
+                for cap in (60, 0, 3, 6):
+                    o = TaskOracle(task, cap)
+                    mode[0] = "memo"
+                    got = o._compute(w, state)
+                    mode[0] = "whole"
+                    want = o._compute(w, state, memo=False)
+                    assert got == want, (task.id, cap, got, want)
+                    checked += 1
+    assert checked > 300, checked
+    assert calls["memo"] < 0.6 * calls["whole"], calls     # the remembered runs did save replaying
+
+
+def test_a_remembered_run_settles_a_replay_only_within_its_step_budget() -> None:
+    from navrl.worlds.phone.facts import _FAIL, _use
+    ok = ("ok", 4, ("Alice",), (("stage", "tap(1,2)"), ("ask", "Alice"), ("stage", ""), ("end", "")))
+    prefix = [("int", "tap(3,4)"), ("stage", "home()")]
+    assert _use(None, 2, prefix, 10) is None
+    assert _use(ok, 2, prefix, 6) == (6, ("Alice",), tuple(prefix) + ok[3])
+    assert _use(ok, 2, prefix, 5) is None           # 6 steps: the budget ends first
+    assert _use(("fail", 3), 2, prefix, 5) == _FAIL
+    assert _use(("fail", 3), 2, prefix, 4) is None  # the budget ends before the expert gets stuck
+    top = ("top", (5, (), (("stage", "x"),) * 5))
+    assert _use(top, 0, (), 5) == top[1] and _use(top, 1, prefix[:1], 5) is None

@@ -13,7 +13,8 @@ touch the device and an ask stage is done exactly when its answer is known, so f
 state an expert that already knows ``k`` of the answers it would ask for takes ``k`` steps
 fewer (:meth:`OracleFacts.remaining`). After the expert's own next device action (an agent
 that follows the expert), the new state's facts are the old ones one step shorter — no
-replay; only a detour costs a replay, on the device's side.
+replay; only a detour costs a replay, on the device's side, and a replay stops at the first
+state whose expert run an earlier replay already played (:meth:`TaskOracle._replay`).
 """
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from navrl.actions import Action
 from navrl.worlds.phone.sim import PhoneWorld
 from navrl.lru import BoundedCache
 from navrl.planning import Memory
-from navrl.worlds.phone.expert import Ev, ExpertStep, ExpertStuck, intent_action, interruption, run_expert
+from navrl.worlds.phone.expert import Ev, ExpertStuck, expert_step, intent_action, interruption
 from navrl.worlds.phone.task import Family, TaskSpec
 from navrl.tasks.user import ProfileUser
 
@@ -88,36 +89,88 @@ class TaskOracle:
             f = _FACTS.put(key, self._compute(world, state))
         return f
 
-    def _compute(self, world: PhoneWorld, state: bytes) -> OracleFacts:
+    def _compute(self, world: PhoneWorld, state: bytes, memo: bool = True) -> OracleFacts:
+        """The facts about ``world``'s state (``state``: its pickle) by replaying the expert on
+        a scratch copy; ``memo=False``: the whole replay, no remembered runs."""
         task = self.task
         met, blocked = self._checks(world)
-        scratch = world.scratch(state)
-        steps: list[ExpertStep] = []
-        path: list[tuple[str, str]] = []
-        user = ProfileUser()
+        steps, asks, path = self._replay(world.scratch(state), state, memo)
+        if steps is None:
+            return OracleFacts(task.id, met, blocked, None, cap=self.cap)
+        return OracleFacts(task.id, met, blocked, steps, asks, path, self.cap)
 
-        def note(s: ExpertStep, obs) -> None:
-            steps.append(s)
-            kind = s.intent[0]
-            if kind == "ask":
-                path.append(("ask", user.answer(task, s.intent[1])))
-            elif kind == "complete" and ((task.family is not Family.ANSWER and task.check(scratch))
-                                         or task.blocked(scratch)):
-                path.append(("end", ""))
-            elif kind == "complete":
-                path.append(("stage", ""))
-            else:
-                tag = "int" if interruption(Ev(scratch, task, Memory())) is not None else "stage"
-                path.append((tag, intent_action(obs, s.intent).to_text()))
-        # the expert may ask: room for its asks beyond the cap (an answer known saves a step)
+    def _replay(self, scratch: PhoneWorld, state: bytes, memo: bool) -> tuple:
+        """(steps or None, asks, path) of the expert played on ``scratch`` (at ``state``; it
+        is changed) with no answers, asks answered by the simulated user, as
+        :func:`~navrl.worlds.phone.expert.run_expert` plays it with ``max_steps=cap + 4``.
+
+        The expert is deterministic and reads the world's state and its memory alone, so from
+        a state this run passes through before its first ask, the expert's run is the rest of
+        this one. ``memo``: each such state's run is remembered (``_TAILS``, by the state
+        without its step counter, which only fault injection reads: sibling rollouts'
+        detours and returns lead to the same states at other step counts), and a replay that
+        reaches a remembered state takes the rest of its run from there — where that gives
+        exactly what the whole replay under the step budget gives (else: the whole replay)."""
+        task = self.task
+        budget = self.cap + 4     # the expert may ask: room for its asks beyond the cap (an answer known saves a step)
+        keys: list[tuple] = []    # keys[i]: the state after i device actions, before any ask
+        if memo:
+            keys.append(self._key(scratch))
+            r = _use(_TAILS.get(keys[0]), 0, (), budget)
+            if r is not None:
+                return r
+        user, memory = ProfileUser(), Memory()
+        path: list[tuple[str, str]] = []
+        n, end = 0, None          # the step under way; "ok" (goal met or wall reached) / "fail" when the run ended
         try:
-            run = run_expert(task, scratch, max_steps=self.cap + 4, on_step=note, user=user)
+            while n < budget:
+                n += 1
+                s = expert_step(task, scratch, memory)
+                kind = s.intent[0]
+                if kind == "ask":
+                    answer = user.answer(task, s.intent[1])
+                    path.append(("ask", answer))
+                    memory.qa.append((s.intent[1], answer))
+                    continue
+                if kind == "complete":
+                    wall = task.blocked(scratch)
+                    met = task.family is not Family.ANSWER and task.check(scratch)
+                    path.append(("end" if met or wall else "stage", ""))
+                    end = "ok" if task.check(scratch, s.intent[1]) or wall else "fail"
+                    break
+                obs = scratch.observe()
+                tag = "int" if interruption(Ev(scratch, task, Memory())) is not None else "stage"
+                act = intent_action(obs, s.intent)
+                path.append((tag, act.to_text()))
+                scratch.act(act)
+                if memo and not memory.qa:
+                    k = self._key(scratch)
+                    hit = _TAILS.get(k)
+                    if hit is not None:
+                        r = _use(hit, n, path, budget)
+                        if r is None:       # not exact under this budget (rare): the whole replay
+                            return self._replay(scratch.scratch(state), state, False)
+                        _remember(keys, n + hit[1], r)
+                        return r
+                    keys.append(k)
         except ExpertStuck:      # the agent made the task impossible (e.g. deleted what it needed)
-            return OracleFacts(task.id, met, blocked, None, cap=self.cap)
-        if not (run.success or run.blocked):
-            return OracleFacts(task.id, met, blocked, None, cap=self.cap)
-        asks = tuple(t for k, t in path if k == "ask")
-        return OracleFacts(task.id, met, blocked, len(steps), asks, tuple(path), self.cap)
+            end = "fail"
+        if end is None:          # out of steps: failed, unless the last one reached the wall
+            r = (n, tuple(t for k, t in path if k == "ask"), tuple(path)) if task.blocked(scratch) else _FAIL
+            if memo:
+                _TAILS.put(keys[0], ("top", r))     # (this budget's answer: for this state alone)
+            return r
+        r = (n, tuple(t for k, t in path if k == "ask"), tuple(path)) if end == "ok" else _FAIL
+        if memo:
+            _remember(keys, n, r)
+        return r
+
+    def _key(self, scratch: PhoneWorld) -> tuple:
+        """``_TAILS``'s key of ``scratch``'s state: its pickle with the step counter set to 0
+        (only fault injection reads it: a scratch world has none)."""
+        scratch.state.steps = 0
+        b = scratch.state_bytes()
+        return (self.task.id, self.cap, scratch.perturb, hash(b), len(b))
 
     def advance(self, facts: OracleFacts, action: Action, world: PhoneWorld) -> OracleFacts | None:
         """After the expert's own next device action: its run from the new state is the old
@@ -143,3 +196,35 @@ class TaskOracle:
 
 _FACTS: BoundedCache[tuple, OracleFacts] = BoundedCache(50_000)
 """Facts by (task, cap, state): the rollouts of one task share their starting state's."""
+
+
+_TAILS: BoundedCache[tuple, tuple] = BoundedCache(100_000)
+"""The expert's run from a state, with no answers (:meth:`TaskOracle._replay`): ("ok", steps,
+asks, path) when it meets the goal or reaches the wall in ``steps`` steps, ("fail", steps) when
+it gets stuck or completes short of both at its ``steps``-th step (both whatever the budget),
+or ("top", result) when it ran out of steps (that state's own replay alone)."""
+
+_FAIL = (None, (), ())
+
+
+def _use(hit: tuple | None, n: int, prefix: list | tuple, budget: int) -> tuple | None:
+    """The replay's (steps, asks, path) from a remembered run ``hit`` of the state reached
+    after ``n`` device actions ``prefix`` (no ask before), or None when there is no hit or it
+    does not settle the replay under ``budget`` steps."""
+    if hit is None:
+        return None
+    if hit[0] == "ok" and n + hit[1] <= budget:
+        return n + hit[1], hit[2], tuple(prefix) + hit[3]
+    if hit[0] == "fail" and n + hit[1] <= budget:
+        return _FAIL
+    if hit[0] == "top" and n == 0:
+        return hit[1]
+    return None
+
+
+def _remember(keys: list[tuple], total: int, r: tuple) -> None:
+    """Remember the run of each state ``keys[i]`` (after the replay's i-th device action) from
+    the replay's result ``r`` ending at its ``total``-th step."""
+    steps, asks, path = r
+    for i, k in enumerate(keys):
+        _TAILS.put(k, ("fail", total - i) if steps is None else ("ok", steps - i, asks, path[i:]))
