@@ -13,6 +13,7 @@ import io
 import random
 import time
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
@@ -305,10 +306,18 @@ class Trainer:
         self-imitation terms when on. Returns the mean stats; ``tm`` (if given) gets the
         seconds of the PPO term (``update_ppo``), the supervised terms (PPO-ptx and
         self-imitation: ``update_ptx``) and the backward passes and optimiser steps
-        (``update_step``)."""
+        (``update_step``).
+
+        Each minibatch's backward pass and optimiser step run on a helper thread while this
+        one draws (and encodes) the next minibatch's demonstrations, which need no weights:
+        the same draws from the trainer's RNG in the same order, the same optimiser steps
+        (the next forward pass waits for the step), the supervised term's preparation off
+        the critical path. ``update_step`` counts the steps' own seconds, so the three
+        overlap."""
         cfg, pol = self.cfg, self.policy
         clock = time.perf_counter
-        t_ppo = t_ptx = t_step = 0.0
+        t_ppo = t_ptx = 0.0
+        t_step = [0.0]
         S = batch.samples
         if not S:
             return {}
@@ -323,54 +332,92 @@ class Trainer:
         # the minibatches' inputs once per update (every epoch reads them); shuffling them is
         # shuffling their chunks: random.shuffle's draws depend on the length alone
         mbs = minibatches(S, advantages, cfg.minibatch_size, skip_zero)
-        for epoch in range(cfg.ppo_epochs):
+
+        def step(loss: torch.Tensor) -> None:
+            t0 = clock()
+            self.opt_policy.zero_grad(set_to_none=False)
+            if loss.requires_grad:    # (every advantage 0 and no SFT term: a zero-gradient step)
+                loss.backward()
+            if cfg.grad_clip:
+                torch.nn.utils.clip_grad_norm_(pol.policy_parameters(), cfg.grad_clip)
+            self.opt_policy.step()
+            t_step[0] += clock() - t0
+
+        pending = None
+        # one helper thread, with this thread's torch thread count (the same float arithmetic)
+        with ThreadPoolExecutor(1, initializer=torch.set_num_threads, initargs=(torch.get_num_threads(),)) as ex:
+            try:
+                draws = self._minibatch_draws(mbs)
+                while True:
+                    t1 = clock()
+                    nxt = next(draws, None)          # (overlaps the previous minibatch's step)
+                    t_ptx += clock() - t1
+                    if pending is not None:
+                        pending.result()
+                        pending = None
+                        if progress:
+                            progress("update", 1, 0)
+                    if nxt is None:
+                        break
+                    mb, demos, good = nxt
+                    t0 = clock()
+                    loss, stats = self._ppo_loss(mb)
+                    t1 = clock()
+                    t_ppo += t1 - t0
+                    for k, v in stats.items():
+                        agg[k] += v
+                    n_pg += bool(stats)
+                    n += 1
+                    if demos is not None:
+                        sft = demo_loss(pol, demos)
+                        loss = loss + cfg.sft_coef * sft
+                        agg["policy/sft_loss"] += float(sft.detach())
+                    if good is not None:
+                        # self-imitation: the planner's own rewarded decisions, unclipped
+                        sil = self_imitation_loss(pol, good)
+                        loss = loss + cfg.self_imitation * sil
+                        agg["policy/self_imitation_loss"] += float(sil.detach())
+                    t_ptx += clock() - t1
+                    pending = ex.submit(step, loss)
+            finally:
+                if pending is not None:      # (an error here: the step under way ends before the update does)
+                    pending.exception()
+        if tm is not None:
+            tm.update(update_ppo=t_ppo, update_ptx=t_ptx, update_step=t_step[0])
+        return {k: v / (n if k in ("policy/sft_loss", "policy/self_imitation_loss") else max(1, n_pg))
+                for k, v in agg.items()}
+
+    def _minibatch_draws(self, mbs: list[Minibatch]):
+        """(minibatch, PPO-ptx demonstrations or None, self-imitation items or None) for each
+        optimiser step of the update, in order: each epoch's shuffle, then per minibatch its
+        demonstrations and self-imitation items, drawn from the trainer's RNG when asked for."""
+        cfg = self.cfg
+        for _ in range(cfg.ppo_epochs):
             order = list(mbs)
             self.rng.shuffle(order)
             for mb in order:
-                t0 = clock()
-                loss, stats = self._ppo_loss(mb)
-                t1 = clock()
-                t_ppo += t1 - t0
-                for k, v in stats.items():
-                    agg[k] += v
-                n_pg += bool(stats)
-                n += 1
-                if cfg.sft_coef > 0:
-                    sft = self._ptx_loss()
-                    loss = loss + cfg.sft_coef * sft
-                    agg["policy/sft_loss"] += float(sft.detach())
+                demos = self._ptx_demos() if cfg.sft_coef > 0 else None
+                good = None
                 if cfg.self_imitation > 0 and self.good:
-                    # self-imitation: the planner's own rewarded decisions, unclipped
-                    sil = self_imitation_loss(pol, self.rng.sample(list(self.good),
-                                                                   min(cfg.sft_batch_size, len(self.good))))
-                    loss = loss + cfg.self_imitation * sil
-                    agg["policy/self_imitation_loss"] += float(sil.detach())
-                t2 = clock()
-                t_ptx += t2 - t1
-                self.opt_policy.zero_grad(set_to_none=False)
-                if loss.requires_grad:    # (every advantage 0 and no SFT term: a zero-gradient step)
-                    loss.backward()
-                if cfg.grad_clip:
-                    torch.nn.utils.clip_grad_norm_(pol.policy_parameters(), cfg.grad_clip)
-                self.opt_policy.step()
-                t_step += clock() - t2
-                if progress:
-                    progress("update", 1, 0)
-        if tm is not None:
-            tm.update(update_ppo=t_ppo, update_ptx=t_ptx, update_step=t_step)
-        return {k: v / (n if k in ("policy/sft_loss", "policy/self_imitation_loss") else max(1, n_pg))
-                for k, v in agg.items()}
+                    good = self.rng.sample(list(self.good), min(cfg.sft_batch_size, len(self.good)))
+                yield mb, demos, good
+
+    def _ptx_demos(self) -> list[Demo]:
+        """One minibatch's PPO-ptx demonstrations (and their augmentation), drawn from the
+        trainer's RNG. Augmenting encodes each augmented demonstration (the policy keeps the
+        encoding for the loss): the costly part of the term, which needs no weights."""
+        cfg, pol = self.cfg, self.policy
+        demos = self.rng.sample(self.sft_demos, min(cfg.sft_batch_size, len(self.sft_demos)))
+        if cfg.sft_augment > 0:
+            demos = augment_batch(pol, demos, cfg.sft_augment, self.rng)
+        return demos
 
     def _ptx_loss(self) -> torch.Tensor:
         """PPO-ptx's supervised term of one minibatch (scalar, with grad): keep fitting the
         demonstrations so the few tasks of one update cannot pull the planner away from
         everything SFT taught it. Draws the demonstrations (and their augmentation) from the
         trainer's RNG."""
-        cfg, pol = self.cfg, self.policy
-        demos = self.rng.sample(self.sft_demos, min(cfg.sft_batch_size, len(self.sft_demos)))
-        if cfg.sft_augment > 0:
-            demos = augment_batch(pol, demos, cfg.sft_augment, self.rng)
-        return demo_loss(pol, demos)
+        return demo_loss(self.policy, self._ptx_demos())
 
     def _ppo_loss(self, mb: Minibatch) -> tuple[torch.Tensor, dict]:
         """The clipped PPO loss of one minibatch (and its stats; none when no sample is scored).
