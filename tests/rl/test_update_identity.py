@@ -167,3 +167,59 @@ def test_critic_states_encode_each_prompt_once_and_equal_one_by_one_scoring(setu
             expected[s.b, s.t] = score([s.prompt], [s.output_ids]).state[0]
     assert torch.allclose(states, expected, atol=1e-5)
     assert states.abs().sum() > 0
+
+
+def _small_trainer(setup, tmp_path):
+    pol, demos = setup
+    cfg = replace(get_preset("demo").train, tasks_per_update=2, rollouts_per_task=4, max_steps=6, minibatch_size=8,
+                  sft_batch_size=8, ppo_epochs=2, torch_threads=1)
+    tr = Trainer(copy.deepcopy(pol), cfg, tmp_path, log=False, sft_demos=demos)
+    batch = Batch.from_trajectories(tr.collect()[0])
+    return tr, batch, torch.ones(batch.step_mask.shape) * batch.step_mask
+
+
+def test_an_optimiser_step_that_fails_fails_the_update(setup, tmp_path):
+    """The backward passes and optimiser steps run on a helper thread: an error there is the update's."""
+    tr, batch, adv = _small_trainer(setup, tmp_path)
+    step, calls = tr.opt_policy.step, []
+
+    def failing(*a, **kw):
+        calls.append(1)
+        if len(calls) == 2:
+            raise RuntimeError("step failed")
+        return step(*a, **kw)
+    tr.opt_policy.step = failing
+    with pytest.raises(RuntimeError, match="step failed"):
+        tr._update_policy(batch, adv)
+    assert len(calls) == 2
+
+
+def test_an_interrupted_update_leaves_no_step_running(setup, tmp_path):
+    """Ctrl-C while the next minibatch's demonstrations are drawn: the step in flight ends
+    before the interrupt leaves the update, and no later step starts."""
+    import threading
+    import time
+    tr, batch, adv = _small_trainer(setup, tmp_path)
+    step, log = tr.opt_policy.step, []
+
+    def slow(*a, **kw):
+        log.append(("start", threading.get_ident()))
+        time.sleep(0.2)
+        out = step(*a, **kw)
+        log.append(("end", threading.get_ident()))
+        return out
+    tr.opt_policy.step = slow
+    draws, n = tr._ptx_demos, []
+
+    def interrupted():
+        n.append(1)
+        if len(n) == 3:
+            raise KeyboardInterrupt
+        return draws()
+    tr._ptx_demos = interrupted
+    with pytest.raises(KeyboardInterrupt):
+        tr._update_policy(batch, adv)
+    done = list(log)
+    time.sleep(0.3)
+    assert log == done and [k for k, _ in done] == ["start", "end", "start", "end"]
+    assert all(t != threading.get_ident() for _, t in done)      # (the steps ran on the helper thread)
