@@ -766,17 +766,29 @@ def render_text(d: Decision, e: Encoded, frames: list[str]) -> str:
     return f"Reasoning: {why}\nStep: {step}\nRemaining: {rem}"
 
 
-def question_frame(question: str, goal: str) -> tuple[str, str] | None:
-    """Split an expert question into (frame with ``{}``, the goal span it asks about): the
-    longest run of goal pieces that occurs in the question, case-insensitively."""
+@lru_cache(maxsize=20_000)
+def _goal_span_patterns(goal: str) -> tuple[tuple[str, re.Pattern], ...]:
+    """The goal's spans that carry content, in :func:`spans` order, each with its compiled
+    whole-word, case-insensitive pattern (:func:`question_frame`'s searches, once per goal)."""
     gp = pieces(goal)
-    ql = question.lower()
-    best = None
+    out = []
     for a, b in spans(gp, MAX_SPAN_CTX):
         txt = span_text(goal, gp, a, b)
-        if len(content_keys(pieces(txt))) == 0:
-            continue
-        m = re.search(r"(?<![a-z0-9])" + re.escape(txt.lower()) + r"(?![a-z0-9])", ql)
+        if content_keys(pieces(txt)):
+            out.append((txt, re.compile(r"(?<![a-z0-9])" + re.escape(txt.lower()) + r"(?![a-z0-9])")))
+    return tuple(out)
+
+
+@lru_cache(maxsize=20_000)
+def question_frame(question: str, goal: str) -> tuple[str, str] | None:
+    """Split an expert question into (frame with ``{}``, the goal span it asks about): the
+    longest run of goal pieces that occurs in the question, case-insensitively (the first
+    such span in :func:`spans` order). Memoised, as are each goal's compiled span patterns
+    (the result is an immutable tuple)."""
+    ql = question.lower()
+    best = None
+    for txt, pat in _goal_span_patterns(goal):
+        m = pat.search(ql)
         if m and (best is None or len(txt) > len(best[1])):
             best = (question[:m.start()] + "{}" + question[m.end():], txt)
     return best
