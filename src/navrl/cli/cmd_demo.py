@@ -82,7 +82,9 @@ def run(args) -> int:
         summary[s] = {"sft": b.success_rate, "rl": a.success_rate, "episodes": a.n,
                       "gain_points": 100 * (a.success_rate - b.success_rate),
                       "gain_ci_points": [100 * lo, 100 * hi]}
-    summary["minutes"] = (time.perf_counter() - t_start) / 60
+    summary["minutes"] = round((time.perf_counter() - t_start) / 60, 1)
+    from navrl.provenance import provenance
+    summary["provenance"] = provenance(args.seed, preset)
     atomic_write_text(trainer.run_dir / "summary.json", json.dumps(summary, indent=2))
     from navrl.tasks.registry import get_world
     breakdown_markdown = get_world("phone").hook("breakdown")

@@ -56,13 +56,14 @@ def run(args) -> int:
                            progress=lambda k: prog.advance(bar, k), devices=farm, judges=tuple(judges[:3]))
         except EvalAborted as e:   # e.g. HTTP 401: one line, exit 2, the finished episodes saved
             save_trajectories(e.result.trajectories, out, frames=args.frames)
-            atomic_write_text(out / "results.json", json.dumps({**e.result.to_dict(), "aborted": str(e)}, indent=2))
+            atomic_write_text(out / "results.json", json.dumps({**e.result.to_dict(), "aborted": str(e),
+                                                                "provenance": _provenance(args)}, indent=2))
             raise CLIError(f"{e}; the {len(e.result.trajectories)} finished episodes are saved in {out}") from None
         finally:
             farm_stats = close_farm(farm)
         prog.update(bar, completed=total_steps)
     save_trajectories(res.trajectories, out, frames=args.frames)
-    atomic_write_text(out / "results.json", json.dumps(res.to_dict(), indent=2))
+    atomic_write_text(out / "results.json", json.dumps({**res.to_dict(), "provenance": _provenance(args)}, indent=2))
     res.require_measured()   # every episode masked: an outage, not 0% (exit 3)
     print(res.summary())
     if farm_stats is not None and "hosts" in farm_stats:
@@ -71,6 +72,16 @@ def run(args) -> int:
               f"{farm_stats['masked_host_lost']} masked (device_host_lost)")
     print(f"trajectories: {out / 'trajectories.jsonl'}")
     return 0
+
+
+def _provenance(args) -> dict:
+    """Version, commit, seed and a digest of what was evaluated (suite, tasks, agent or policy, judge, devices)."""
+    from navrl.provenance import provenance
+    what = {k: getattr(args, k, None) for k in ("suite", "tasks", "phone", "agent", "policy", "episodes", "seed",
+                                                 "judge", "devices", "faults")}
+    if args.policy:
+        what["agent"] = None
+    return {**provenance(args.seed, what), "evaluated": what}
 
 
 def _policy(path: str):

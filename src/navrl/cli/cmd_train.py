@@ -220,6 +220,18 @@ def _sft_demos(policy, cfg, preset):
     return collect_demonstrations(policy, preset.sft.n_tasks, TemplateTeacher(compact=True), seed=0)
 
 
+def write_summary(trainer, res: dict, preset: str, seconds: float) -> Path:
+    """RUN/summary.json of a ``navrl train`` run: the final evaluation per suite, the time, and
+    its provenance (navrl version, commit, seed, config digest)."""
+    from navrl.fileio import atomic_write_text
+    from navrl.provenance import provenance
+    cfg = trainer.cfg
+    summary = {"command": "train", "preset": preset, "updates": trainer.update,
+               "final_evaluation": {s: r.to_dict() for s, r in res.items()},
+               "minutes": round(seconds / 60, 1), "provenance": provenance(cfg.seed, cfg)}
+    return atomic_write_text(trainer.run_dir / "summary.json", json.dumps(summary, indent=2) + "\n")
+
+
 def run(args) -> int:
     from navrl.eval import evaluate_trainer
     from navrl.rl.config import ConfigError
@@ -239,6 +251,8 @@ def run(args) -> int:
         preset = get_preset(args.preset, **over)
     except (ConfigError, TypeError, ValueError) as e:
         raise CLIError(str(e).splitlines()[0]) from None
+    import time
+    t_start = time.perf_counter()
     trainer = make_trainer(args, preset, over)
     n = trainer.cfg.num_updates
     try:
@@ -257,5 +271,6 @@ def run(args) -> int:
             print("device farm: " + line)
     for s, r in res.items():
         print(f"{s}: {r.summary().splitlines()[0]}")
+    write_summary(trainer, res, args.preset, time.perf_counter() - t_start)
     print(f"run: {trainer.run_dir}  (navrl report {trainer.run_dir})")
     return 0

@@ -27,8 +27,22 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(EXIT_BAD_INPUT)
 
 
+class _Version(argparse.Action):
+    """``navrl --version``: the version and the commit of navrl's checkout (looked up only when asked)."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from navrl import __version__
+        from navrl.provenance import git_commit
+        sys.stdout.write(f"navrl {__version__} (commit {git_commit()}, python {sys.version.split()[0]})\n")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="navrl", description="Online dense RL for planner-grounder UI agents.")
+    p.add_argument("--version", action=_Version, help="print navrl's version and commit, then exit")
     sub = p.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
     import navrl.cli as pkg
     for info in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda i: i.name):

@@ -1,8 +1,8 @@
 """Shared by the experiments: reading a YAML config strictly, the first validation error as
-one line, the commit a result was produced at."""
+one line, the CPU time of child processes (the commit a result was produced at:
+:mod:`navrl.provenance`)."""
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import yaml
@@ -39,14 +39,6 @@ def load_config_file(path: str | Path, schema: type[BaseModel]) -> BaseModel:
         return schema(**{str(k): v for k, v in raw.items()})
     except ValidationError as e:
         raise ConfigError(f"{p}: {first_error(e)}") from None
-
-
-def git_commit() -> str:
-    """HEAD's commit hash, or "unknown" outside a git checkout."""
-    try:
-        return subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10).stdout.strip()
-    except Exception:
-        return "unknown"
 
 
 def child_cpu_seconds() -> float | None:

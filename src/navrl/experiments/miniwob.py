@@ -23,7 +23,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from navrl.agent.policy.base import greedy
 from navrl.eval import evaluate, paired_counts, paired_difference_interval
-from navrl.experiments.common import child_cpu_seconds, git_commit, load_config_file
+from navrl.experiments.common import child_cpu_seconds, load_config_file
+from navrl.provenance import provenance
 from navrl.experiments.pipeline import build_policy, load_policy, save_policy
 from navrl.fileio import atomic_write_bytes, atomic_write_text
 from navrl.judge.sets import make_judges
@@ -206,7 +207,7 @@ def run_miniwob(cfg: MiniWoBConfig, out: str | Path, command: str = "", log=prin
             rl("rl", build_policy(preset, cfg.seed))
     finally:
         farm.close()
-    meta.update(minutes=(time.perf_counter() - t0) / 60, commit=git_commit(), command=command,
+    meta.update(minutes=(time.perf_counter() - t0) / 60, **provenance(cfg.seed, dict(cfg.__dict__)), command=command,
                 config=dict(cfg.__dict__))
     write_outputs(cfg, rows, outcomes, meta, out)
     return out / "results.md"

@@ -17,7 +17,8 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from navrl.agent.policy.base import greedy
-from navrl.experiments.common import git_commit, load_config_file
+from navrl.experiments.common import load_config_file
+from navrl.provenance import git_commit, provenance
 from navrl.experiments.pipeline import load_policy, run_sft
 from navrl.fileio import atomic_write_bytes, atomic_write_text
 from navrl.rl.callbacks import CheckpointCallback, EvalCallback
@@ -197,7 +198,7 @@ def write_outputs(cfg: TableConfig, rows: list[dict], out: Path, command: str = 
     atomic_write_text(out / "results.json", json.dumps({"config": _cfg_dict(cfg), "rows": rows,
                                                         "comparisons": comparisons or [], "findings": found,
                                                         "explained_variance_before": ev,
-                                                        "commit": git_commit(), "command": command,
+                                                        **provenance(cfg.seed, _cfg_dict(cfg)), "command": command,
                                                         "minutes": minutes}, indent=2))
     atomic_write_text(out / "results.md", results_markdown(cfg, rows, command, minutes, comparisons, found))
     _plots(cfg, rows, out)

@@ -1,0 +1,98 @@
+"""Issue #31, "the first hour of a new user": each point checked as a user meets it, through
+``python -m navrl`` (the ``navrl`` entry point's module) where a command is involved."""
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from navrl.cli.main import main
+
+
+def navrl(*args: str, cwd: Path | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
+    """``navrl ARGS`` as a user runs it (``python -m navrl`` runs the entry point's ``main``)."""
+    return subprocess.run([sys.executable, "-m", "navrl", *args], capture_output=True, text=True, cwd=cwd,
+                          timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def train_run(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
+    """A plain ``navrl train`` run: the tiny preset, one update, from scratch."""
+    out = tmp_path_factory.mktemp("first-hour") / "run"
+    r = navrl("train", "--preset", "quick-pointer", "--updates", "1", "--seed", "7", "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    return out, r
+
+
+# ---------------------------------------------------------------- 1. version and provenance
+HEX = re.compile(r"^[0-9a-f]{40}(-dirty)?$")
+
+
+def test_navrl_version_names_version_and_commit(tmp_path):
+    from navrl import __version__
+    r = navrl("--version", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    m = re.fullmatch(r"navrl (\S+) \(commit (\S+), python \S+\)\n", r.stdout)
+    assert m, r.stdout
+    assert m.group(1) == __version__
+    assert HEX.match(m.group(2)) or m.group(2) == "unknown"
+
+
+def test_commit_is_navrls_own_checkout_not_the_current_directorys(tmp_path, monkeypatch):
+    from navrl.provenance import PACKAGE_DIR, git_commit
+    other = tmp_path / "other-repo"
+    other.mkdir()
+    for cmd in (["init", "-q"], ["-c", "user.name=x", "-c", "user.email=x@y", "commit", "-q", "--allow-empty", "-m", "x"]):
+        subprocess.run(["git", "-C", str(other), *cmd], check=True, capture_output=True)
+    others = subprocess.run(["git", "-C", str(other), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    monkeypatch.chdir(other)
+    ours = subprocess.run(["git", "-C", str(PACKAGE_DIR), "rev-parse", "HEAD"], capture_output=True, text=True)
+    got = git_commit()
+    assert not got.startswith(others)
+    if ours.returncode == 0:
+        assert got.startswith(ours.stdout.strip())
+    # a navrl copied into another repository (untracked there), or outside any checkout: "unknown", never ""
+    (other / "navrl").mkdir()
+    (other / "navrl" / "__init__.py").write_text("")
+    assert git_commit(other / "navrl") == "unknown"
+    bare = tmp_path / "no-git" / "navrl"
+    bare.mkdir(parents=True)
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path))
+    assert git_commit(bare) == "unknown"
+
+
+def test_config_digest_is_stable_and_tells_configs_apart():
+    from navrl.provenance import config_digest
+    from navrl.rl.presets import get_preset
+    a, b = get_preset("quick-pointer").train, get_preset("quick-pointer", seed=1).train
+    assert config_digest(a) == config_digest(get_preset("quick-pointer").train)
+    assert config_digest(a) != config_digest(b)
+    assert re.fullmatch(r"[0-9a-f]{16}", config_digest({"x": [1, 2]}))
+
+
+def _check_provenance(p: dict, seed) -> None:
+    from navrl import __version__
+    assert p["navrl_version"] == __version__
+    assert HEX.match(p["commit"]) or p["commit"] == "unknown"
+    assert p["seed"] == seed
+    assert re.fullmatch(r"[0-9a-f]{16}", p["config_digest"])
+
+
+def test_train_summary_records_provenance(train_run):
+    out, _ = train_run
+    s = json.loads((out / "summary.json").read_text())
+    _check_provenance(s["provenance"], 7)
+    assert s["updates"] == 1 and set(s["final_evaluation"]) >= {"test-ios"}
+    assert isinstance(s["minutes"], float) and s["minutes"] == round(s["minutes"], 1)
+
+
+def test_eval_results_record_provenance(tmp_path):
+    r = navrl("eval", "--suite", "test-ios", "-n", "2", "--seed", "3", "--out", str(tmp_path / "e"))
+    assert r.returncode == 0, r.stderr
+    p = json.loads((tmp_path / "e" / "results.json").read_text())["provenance"]
+    _check_provenance(p, 3)
+    assert p["evaluated"]["suite"] == "test-ios" and p["evaluated"]["agent"] == "expert"
