@@ -96,3 +96,29 @@ def test_eval_results_record_provenance(tmp_path):
     p = json.loads((tmp_path / "e" / "results.json").read_text())["provenance"]
     _check_provenance(p, 3)
     assert p["evaluated"]["suite"] == "test-ios" and p["evaluated"]["agent"] == "expert"
+
+
+# ---------------------------------------------------------------- 2. presets listed, named for what they are
+def test_list_presets_says_what_each_is():
+    from navrl.rl.presets import PRESETS
+    r = navrl("train", "--list-presets")
+    assert r.returncode == 0, r.stderr
+    for name in PRESETS:
+        assert re.search(rf"^{re.escape(name)}\b.*: ", r.stdout, re.M), name
+    assert r.stdout.startswith("demo (default): ")
+    assert "design, alias default: " in r.stdout and "not the default" in r.stdout
+    assert "final evaluation 192 episodes x 3 suites" in r.stdout   # the long phase the demo preset ends with
+    for cmd in ("sft", "demo"):
+        assert navrl(cmd, "--list-presets").stdout == r.stdout
+
+
+def test_readme_has_the_presets_table():
+    from navrl.rl.presets import presets_markdown
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    assert presets_markdown() in readme
+
+
+def test_default_is_the_old_name_of_design():
+    from navrl.rl.presets import get_preset
+    assert get_preset("default").name == "design" == get_preset("design").name
+    assert get_preset("demo").name == "demo"

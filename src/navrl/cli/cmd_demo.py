@@ -10,11 +10,13 @@ import json
 import time
 from pathlib import Path
 
+from navrl.cli.common import add_preset_arguments
+
 
 def register(sub) -> None:
     d = sub.add_parser("demo", help="the main job: SFT, then online dense RL, then the report")
     d.add_argument("--out", default="runs/demo")
-    d.add_argument("--preset", default="demo", help="demo (pointer planner) | demo-text | quick | quick-pointer")
+    add_preset_arguments(d)
     d.add_argument("--seed", type=int, default=0)
     d.add_argument("--expert-only", action="store_true", help="just one expert episode and its filmstrip")
     d.set_defaults(fn=run)

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from navrl.cli.common import CLIError, prepare_out_dir
+from navrl.cli.common import CLIError, add_preset_arguments, prepare_out_dir
 
 
 def register(sub) -> None:
     s = sub.add_parser("sft", help="demonstrations from the expert + supervised fine-tuning")
-    s.add_argument("--preset", default="demo", help="default | demo (pointer planner) | demo-text | quick | quick-pointer")
+    add_preset_arguments(s)
     s.add_argument("--out", default="runs/sft")
     s.add_argument("--overwrite", action="store_true", help="replace an SFT run already in OUT")
     s.add_argument("--seed", type=int, default=0)

@@ -7,13 +7,13 @@ import signal
 from dataclasses import dataclass
 from pathlib import Path
 
-from navrl.cli.common import CLIError, prepare_out_dir
+from navrl.cli.common import CLIError, add_preset_arguments, prepare_out_dir
 from navrl.cli.parts import add_part_arguments, choose, close_farm, device_farm, judge_set, task_source
 
 
 def register(sub) -> None:
     t = sub.add_parser("train", help="online RL (PPO / GiGPPO / GRPO / GiGPO) from an SFT policy or from scratch")
-    t.add_argument("--preset", default="demo", help="default | demo (pointer planner) | demo-text | quick | quick-pointer")
+    add_preset_arguments(t)
     t.add_argument("--init", help="SFT policy (sft.pt) to start from; without it (and without --resume) "
                                           "a fresh planner of the preset's kind is trained by RL from scratch")
     t.add_argument("--out", default="runs/train")

@@ -46,6 +46,27 @@ def task_from_args(args, suite=None):
         raise CLIError(str(e)) from None
 
 
+def add_preset_arguments(p) -> None:
+    """``--preset`` and ``--list-presets`` (``navrl sft``, ``train``, ``demo``)."""
+    import argparse
+
+    from navrl.rl.presets import ALIASES, DEFAULT_PRESET, PRESETS
+
+    class ListPresets(argparse.Action):
+        def __init__(self, option_strings, dest, **kw):
+            super().__init__(option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, nargs=0, **kw)
+
+        def __call__(self, parser, namespace, values, option_string=None):
+            from navrl.rl.presets import describe_presets
+            print(describe_presets())
+            parser.exit()
+    names = " | ".join(n + (" (default)" if n == DEFAULT_PRESET else "")
+                       + "".join(f" (alias {a})" for a, b in ALIASES.items() if b == n) for n in PRESETS)
+    p.add_argument("--preset", default=DEFAULT_PRESET, metavar="NAME",
+                   help=f"run sizes: {names}; --list-presets says what each is")
+    p.add_argument("--list-presets", action=ListPresets, help="describe the presets and exit")
+
+
 AGENTS = ("expert", "random", "api")
 
 

@@ -1,9 +1,12 @@
 """Named run presets: one place for the sizes of SFT, the tiny planner and online RL.
 
-``default`` keeps docs/design.md §5e's values (16 tasks x 8 rollouts, 30 steps, 15 warm-up
-updates, critic LR x100) for real models; ``demo`` (the pointer planner) is sized to finish
-SFT + RL on a 2-core CPU within ``make demo``'s 15 minutes; ``demo-text`` is the same job with
-the tiny text planner; ``quick`` / ``quick-pointer`` check the plumbing in seconds (tests).
+``demo`` (the pointer planner; what ``navrl sft``, ``train`` and ``demo`` run without
+``--preset``) is sized to finish SFT + RL on a 2-core CPU within ``make demo``'s 15 minutes;
+``demo-text`` is the same job with the tiny text planner; ``quick`` / ``quick-pointer`` check
+the plumbing in seconds (tests); ``design`` keeps docs/design.md §5e's values (``TrainConfig()``:
+16 tasks x 8 rollouts, 30 steps, 336 updates, 15 warm-up updates, critic LR x100), sized for
+real models and machines. ``default`` is its old name, still accepted (:data:`ALIASES`): it
+was never the default. ``navrl train --list-presets`` prints :func:`describe_presets`.
 """
 from __future__ import annotations
 
@@ -31,7 +34,9 @@ class Preset:
 
 def _presets() -> dict[str, Preset]:
     return {
-        "default": Preset("default", SFTConfig(), TinyConfig(), TrainConfig(), description="docs/design.md §5e defaults"),
+        "design": Preset("design", SFTConfig(), TinyConfig(), TrainConfig(),
+                         description="docs/design.md §5e's sizes (TrainConfig()) with the tiny text planner: for real "
+                                     "models and machines, hours on a CPU; not the default (demo is)"),
         "demo": Preset(
             "demo",
             # Sized from measurements on the 2-core machine (docs/results/pointer_planner.md):
@@ -52,7 +57,7 @@ def _presets() -> dict[str, Preset]:
                         sft_coef=1.0, sft_batch_size=64, sft_augment=0.5,
                         eval_every=0, eval_episodes=192, checkpoint_every=6, torch_threads=2),
             planner="pointer", pointer=PointerConfig(),
-            description="the pointer planner: SFT + online PPO on a 2-core CPU in under 15 minutes"),
+            description="the pointer planner, what make demo runs: SFT + online RL on a 2-core CPU in 2-10 minutes"),
         "demo-text": Preset(
             "demo-text",
             # Sized from measurements on the 2-core machine (docs/results/demo_tuning.md): SFT
@@ -69,7 +74,7 @@ def _presets() -> dict[str, Preset]:
                         minibatch_size=64, ppo_epochs=1, rollout_temperature=0.6, eval_every=0,
                         eval_episodes=192,
                         checkpoint_every=4, torch_threads=2),
-            description="the tiny text planner (the earlier demo): SFT + online PPO in about 15 minutes"),
+            description="the tiny text planner (the earlier demo): SFT + online PPO on a 2-core CPU in about 15 minutes"),
         "quick": Preset(
             "quick",
             SFTConfig(n_tasks=12, epochs=6, batch_size=16, lr=5e-3),
@@ -77,7 +82,7 @@ def _presets() -> dict[str, Preset]:
             TrainConfig(tasks_per_update=2, rollouts_per_task=2, max_steps=4, num_updates=2,
                         critic_warmup_updates=1, critic_lr_ratio=10.0, policy_lr=1e-3, minibatch_size=16,
                         eval_every=0, eval_episodes=4, checkpoint_every=1, critic_steps=2),
-            tokenizer_tasks=12, description="plumbing check in seconds"),
+            tokenizer_tasks=12, description="the tiny text planner at toy sizes: every stage in seconds (plumbing, not results)"),
         "quick-pointer": Preset(
             "quick-pointer",
             SFTConfig(n_tasks=12, epochs=4, batch_size=16, lr=5e-3),
@@ -86,17 +91,63 @@ def _presets() -> dict[str, Preset]:
                         critic_warmup_updates=1, critic_lr_ratio=10.0, policy_lr=1e-3, minibatch_size=16,
                         eval_every=0, eval_episodes=4, checkpoint_every=1, critic_steps=2),
             planner="pointer", pointer=PointerConfig(d_model=32, n_layers=1, n_heads=2, d_ff=64),
-            description="plumbing check of the pointer planner in seconds"),
+            description="the pointer planner at toy sizes: every stage in seconds (checks the plumbing, not the results)"),
     }
 
 
-PRESETS = tuple(_presets())
+_ORDER = ("demo", "demo-text", "quick-pointer", "quick", "design")
+PRESETS = tuple(sorted(_presets(), key=lambda n: _ORDER.index(n) if n in _ORDER else len(_ORDER)))
+"""The presets' names, the default first."""
+DEFAULT_PRESET = "demo"
+"""What ``navrl sft``, ``navrl train`` and ``navrl demo`` run without ``--preset``."""
+ALIASES = {"default": "design"}
+"""Old preset names, still accepted: ``default`` named docs/design.md §5e's sizes, never the CLI's default."""
+
+
+def preset_rows() -> list[dict[str, str]]:
+    """One row per preset (the default first): what it trains, how big, what it is for."""
+    ps = _presets()
+    rows = []
+    for name in PRESETS:
+        p = ps[name]
+        t = p.train
+        rows.append({
+            "preset": name + (" (default)" if name == DEFAULT_PRESET else "")
+                      + "".join(f", alias {a}" for a, b in ALIASES.items() if b == name),
+            "planner": p.planner,
+            "SFT": f"{p.sft.n_tasks} tasks x {p.sft.epochs} epochs",
+            "RL": f"{t.estimator}, {t.num_updates} updates x {t.tasks_per_update} tasks x {t.rollouts_per_task} "
+                  f"rollouts, <= {t.max_steps} steps" + (f", PPO-ptx {t.sft_coef:g}" if t.sft_coef else ""),
+            "final evaluation": f"{t.eval_episodes} episodes x {len(t.eval_suites)} suites",
+            "what it is": p.description,
+        })
+    return rows
+
+
+def describe_presets() -> str:
+    """The presets as plain text (``navrl train --list-presets``)."""
+    lines = []
+    for r in preset_rows():
+        lines.append(f"{r['preset']}: {r['what it is']}")
+        lines.append(f"    planner {r['planner']}; SFT {r['SFT']}; RL {r['RL']}; final evaluation {r['final evaluation']}")
+    return "\n".join(lines)
+
+
+def presets_markdown() -> str:
+    """The presets as a Markdown table (README.md's, checked by a test)."""
+    rows = preset_rows()
+    cols = list(rows[0])
+    out = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    out += ["| " + " | ".join(r[c].replace("|", "/") for c in cols) + " |" for r in rows]
+    return "\n".join(out)
 
 
 def get_preset(name: str, **train_overrides) -> Preset:
     ps = _presets()
+    name = ALIASES.get(name, name)
     if name not in ps:
-        raise ConfigError(f"unknown preset {name!r}; choose from {', '.join(ps)}")
+        raise ConfigError(f"unknown preset {name!r}; choose from {', '.join(ps)} (navrl train --list-presets "
+                          "says what each is)")
     p = ps[name]
     if train_overrides:
         p = replace(p, train=replace(p.train, **train_overrides))
