@@ -122,3 +122,20 @@ def test_default_is_the_old_name_of_design():
     from navrl.rl.presets import get_preset
     assert get_preset("default").name == "design" == get_preset("design").name
     assert get_preset("demo").name == "demo"
+
+
+# ---------------------------------------------------------------- 3. long phases say what they are, with progress
+def test_train_announces_its_final_evaluation_with_a_progress_bar(train_run):
+    _, r = train_run
+    assert re.search(r"^final evaluation of the trained planner \(greedy\): test-ios 4, test-android 4, "
+                     r"test-unseen 4 episodes \(12 in all; --set eval_episodes=N sizes it\)$", r.stdout, re.M), r.stdout
+    m = re.search(r"^final evaluation \(12 episodes; steps, at most\) .* (\d+)/(\d+)", r.stdout, re.M)
+    assert m and m.group(1) == m.group(2), r.stdout
+
+
+def test_progress_bar_never_counts_past_its_total(capsys):
+    from navrl.cli.progress import bar
+    with bar("x", 5) as adv:
+        adv(3)
+        adv(4)
+    assert "5/5" in capsys.readouterr().out

@@ -220,6 +220,22 @@ def _sft_demos(policy, cfg, preset):
     return collect_demonstrations(policy, preset.sft.n_tasks, TemplateTeacher(compact=True), seed=0)
 
 
+def final_evaluation(trainer) -> dict:
+    """The trained planner's greedy evaluation (:func:`navrl.eval.evaluate_trainer`), announced
+    (what runs: suites, episodes, the setting that sizes it) and with a progress bar."""
+    from navrl.cli.progress import bar
+    from navrl.eval import evaluate_trainer, evaluation_plan
+    plan = evaluation_plan(trainer)
+    episodes = sum(n for _, n, _ in plan)
+    print(f"final evaluation of the trained planner (greedy): {', '.join(f'{s} {n}' for s, n, _ in plan)} episodes "
+          f"({episodes} in all; --set eval_episodes=N sizes it)")
+    total = sum(k for _, _, k in plan)
+    with bar(f"final evaluation ({episodes} episodes; steps, at most)", total) as adv:
+        res = evaluate_trainer(trainer, progress=lambda k: adv(k))
+        adv.complete()
+    return res
+
+
 def write_summary(trainer, res: dict, preset: str, seconds: float) -> Path:
     """RUN/summary.json of a ``navrl train`` run: the final evaluation per suite, the time, and
     its provenance (navrl version, commit, seed, config digest)."""
@@ -233,7 +249,6 @@ def write_summary(trainer, res: dict, preset: str, seconds: float) -> Path:
 
 
 def run(args) -> int:
-    from navrl.eval import evaluate_trainer
     from navrl.rl.config import ConfigError
     from navrl.rl.presets import get_preset
     load_plugins(args.plugin)
@@ -257,7 +272,7 @@ def run(args) -> int:
     n = trainer.cfg.num_updates
     try:
         train_with_progress(trainer, n, trainer.cfg.eval_every)
-        res = evaluate_trainer(trainer)
+        res = final_evaluation(trainer)
     finally:
         stats = close_farm(trainer.devices)
         if stats is not None:

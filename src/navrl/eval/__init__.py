@@ -3,7 +3,7 @@
 The phone world's SFT-vs-RL breakdown by family and perturbation is its ``breakdown`` hook."""
 from navrl.eval.intervals import difference_interval, paired_counts, paired_difference_interval, wilson_interval
 from navrl.eval.result import EvalAborted, EvalResult, paired_gain_interval, summarize
-from navrl.eval.run import evaluate, evaluate_trainer
+from navrl.eval.run import evaluate, evaluate_trainer, evaluation_plan
 
-__all__ = ["EvalAborted", "EvalResult", "difference_interval", "evaluate", "evaluate_trainer", "paired_counts",
+__all__ = ["EvalAborted", "EvalResult", "difference_interval", "evaluate", "evaluate_trainer", "evaluation_plan", "paired_counts",
            "paired_difference_interval", "paired_gain_interval", "summarize", "wilson_interval"]

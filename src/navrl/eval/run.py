@@ -45,6 +45,29 @@ def evaluate(planner: Planner, suite: str, n: int | None = None, tasks: list[Tas
     return summarize(suite, trajs)
 
 
+def _fixed_suites(trainer) -> bool:
+    """Whether :func:`evaluate_trainer` runs the fixed evaluation suites (else tasks of the trainer's source)."""
+    src = getattr(trainer.tasks, "suite", None)
+    # a run trained under a noisy judge (navrl.judge.noisy) is evaluated by the exact judge it corrupts:
+    # the success its planner reached, not what the noisy judge said about it
+    return (isinstance(src, str) and src in registered_suites() and trainer.devices is None
+            and base_kind(trainer.judges.kind) == get_suite(src).default_judge(get_suite(src).devices[0]))
+
+
+def evaluation_plan(trainer, suites=None, episodes: int | None = None) -> list[tuple[str, int, int]]:
+    """What :func:`evaluate_trainer` will run, for a progress bar: ``(suite, episodes, steps at
+    most)`` per suite (the step bound of a trainer's own source is ``episodes x cfg.max_steps``)."""
+    cfg = trainer.cfg
+    n = episodes or cfg.eval_episodes
+    if _fixed_suites(trainer):
+        plan = []
+        for s in suites or cfg.eval_suites:
+            tasks = get_suite(s).tasks(n, 0)
+            plan.append((s, len(tasks), sum(t.max_steps for t in tasks)))
+        return plan
+    return [(trainer.tasks.name, n, n * cfg.max_steps)]
+
+
 def evaluate_trainer(trainer, suites=None, episodes: int | None = None, progress=None,
                      seed: int = 0) -> dict[str, EvalResult]:
     """Greedy evaluation of ``trainer``'s policy, logged to its metrics (``kind: eval``).
@@ -57,11 +80,7 @@ def evaluate_trainer(trainer, suites=None, episodes: int | None = None, progress
     on the trainer's devices and judges, reported under the source's name."""
     cfg = trainer.cfg
     n = episodes or cfg.eval_episodes
-    src = getattr(trainer.tasks, "suite", None)
-    # a run trained under a noisy judge (navrl.judge.noisy) is evaluated by the exact judge it corrupts:
-    # the success its planner reached, not what the noisy judge said about it
-    fixed = (isinstance(src, str) and src in registered_suites() and trainer.devices is None
-             and base_kind(trainer.judges.kind) == get_suite(src).default_judge(get_suite(src).devices[0]))
+    fixed = _fixed_suites(trainer)
     pol = greedy(trainer.policy)   # greedy through a view: the trainer's policy is not touched
     if fixed:
         out = {s: evaluate(pol, s, n, grounder=trainer.grounder, progress=progress)
