@@ -139,3 +139,26 @@ def test_progress_bar_never_counts_past_its_total(capsys):
         adv(3)
         adv(4)
     assert "5/5" in capsys.readouterr().out
+
+
+# ---------------------------------------------------------------- 4. small inconsistencies
+ONE_TASK_WEB_SUITE = """name: one
+tasks:
+  - id: tap-it
+    goal: Tap the button.
+    start_url: http://127.0.0.1:9/index.html
+    success: "return false;"
+    max_steps: 2
+"""
+
+
+def test_a_capped_episode_count_is_said_in_one_line(tmp_path):
+    from navrl.tasks.registry import get_suite
+    why = get_suite("miniwob").available()
+    if why:
+        pytest.skip(f"web suites need the browser device: {why}")
+    suite = tmp_path / "one.yaml"
+    suite.write_text(ONE_TASK_WEB_SUITE)
+    r = navrl("eval", "--suite", f"web:{suite}", "--agent", "random", "-n", "4", "--out", str(tmp_path / "e"))
+    notes = [x for x in r.stderr.splitlines() if "-n 4" in x]
+    assert notes == [f"navrl: note: -n 4: --suite web:{suite} has 1 task; evaluating 1 episode"], r.stderr

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 from navrl.cli.common import AGENTS, CLIError, make_planner, prepare_out_dir
@@ -41,6 +42,10 @@ def run(args) -> int:
     else:
         planner = make_planner(args.agent, args.seed)
     tasks = eval_tasks(suite, args, args.episodes, args.seed)
+    if args.episodes is not None and len(tasks) < args.episodes:   # said, never silent
+        sys.stderr.write(f"navrl: note: -n {args.episodes}: --suite {args.suite} has {len(tasks)} "
+                         f"task{'s' if len(tasks) != 1 else ''}; evaluating {len(tasks)} episode"
+                         f"{'s' if len(tasks) != 1 else ''}\n")
     judges = judge_set(judge, args)
     out = prepare_out_dir(args.out or f"runs/eval-{suite.name}", overwrite=args.overwrite)
     shots = args.frames or args.agent == "api" or judge == "llm"
