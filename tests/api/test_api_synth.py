@@ -66,7 +66,7 @@ def test_generate_review_export_load_and_judge(teacher_env, tmp_path, capsys, mo
     assert not any("Contacts" in x["apps"] for x in lines)               # the malformed pair wrote nothing
     # re-running costs nothing: every valid teacher reply is cached
     n = len(teacher_env.chat_requests)
-    assert main(["synth-tasks", "generate", "--out", str(review), "--pairs", "3", "--per-pair", "3", "--force"]) == 0
+    assert main(["synth-tasks", "generate", "--out", str(review), "--pairs", "3", "--per-pair", "3", "--overwrite"]) == 0
     assert len(teacher_env.chat_requests) - n == 3                        # only the malformed pair asks again
 
     assert main(["synth-tasks", "export", str(review), "--out", str(tmp_path / "s.json")]) == 2
@@ -115,7 +115,7 @@ def test_generate_failures_write_nothing(teacher_env, tmp_path, capsys):
     assert not list(tmp_path.glob(".r.jsonl*"))                          # no temp files either
     out.write_text("keep me\n")
     assert main(["synth-tasks", "generate", "--out", str(out)]) == 2
-    assert "--force" in capsys.readouterr().err and out.read_text() == "keep me\n"
+    assert "--overwrite" in capsys.readouterr().err and out.read_text() == "keep me\n"
     assert main(["synth-tasks", "generate", "--out", str(tmp_path / "x.jsonl"), "--apps", "Weather,Nope"]) == 2
 
 

@@ -162,3 +162,50 @@ def test_a_capped_episode_count_is_said_in_one_line(tmp_path):
     r = navrl("eval", "--suite", f"web:{suite}", "--agent", "random", "-n", "4", "--out", str(tmp_path / "e"))
     notes = [x for x in r.stderr.splitlines() if "-n 4" in x]
     assert notes == [f"navrl: note: -n 4: --suite web:{suite} has 1 task; evaluating 1 episode"], r.stderr
+
+
+def _subcommands():
+    from navrl.cli.main import build_parser
+    import argparse
+
+    def walk(p, path):
+        subs = [a for a in p._actions if isinstance(a, argparse._SubParsersAction)]
+        if not subs:
+            yield path, p
+        for a in subs:
+            for name, q in a.choices.items():
+                yield from walk(q, path + (name,))
+    return list(walk(build_parser(), ()))
+
+
+REWRITTEN = {("report",): "report.html is derived from the run: rewritten each time",
+             ("synth-tasks", "export"): "the suite file is derived from the review file: rewritten each time"}
+
+
+def test_every_command_that_keeps_an_output_takes_overwrite():
+    for path, p in _subcommands():
+        flags = {s for a in p._actions for s in a.option_strings}
+        if "--out" in flags and path not in REWRITTEN:
+            assert "--overwrite" in flags, " ".join(path)
+
+
+def test_synth_generate_force_is_a_deprecated_overwrite(tmp_path, monkeypatch):
+    review = tmp_path / "r.jsonl"
+    review.write_text("keep me\n")
+    r = navrl("synth-tasks", "generate", "--out", str(review))
+    assert r.returncode == 2 and "use --overwrite to replace it" in r.stderr
+    env_free = navrl("synth-tasks", "generate", "--out", str(review), "--force", "--base-url", "http://127.0.0.1:9/v1",
+                     "--model", "m", "--max-retries", "0", "--timeout", "2")
+    assert "navrl: note: --force is deprecated: use --overwrite" in env_free.stderr
+    assert "exists" not in env_free.stderr          # it went past the check, as --overwrite does
+    assert review.read_text() == "keep me\n"        # the teacher failed: nothing written
+
+
+def test_demo_refuses_another_commands_run_without_overwrite(tmp_path):
+    out = tmp_path / "d"
+    out.mkdir()
+    (out / "metrics.jsonl").write_text("")
+    r = navrl("demo", "--expert-only", "--out", str(out))
+    assert r.returncode == 2 and "already holds a run" in r.stderr and "--overwrite" in r.stderr
+    assert navrl("demo", "--expert-only", "--out", str(out), "--overwrite").returncode == 0
+    assert navrl("demo", "--expert-only", "--out", str(out)).returncode == 0   # its own earlier demo: replaced

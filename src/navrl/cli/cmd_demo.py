@@ -8,14 +8,19 @@ from __future__ import annotations
 
 import json
 import time
-from pathlib import Path
 
 from navrl.cli.common import add_preset_arguments
+
+DEMO_FILES = ("sft", "rl", "trajectories.jsonl", "frames", "filmstrip.png")
+"""What ``navrl demo`` (and ``--expert-only``) writes into OUT; a new demo there replaces them
+(``make demo`` runs again); another command's run there is refused without ``--overwrite``."""
 
 
 def register(sub) -> None:
     d = sub.add_parser("demo", help="the main job: SFT, then online dense RL, then the report")
-    d.add_argument("--out", default="runs/demo")
+    d.add_argument("--out", default="runs/demo",
+                   help="folder for sft/ and rl/ (an earlier demo's there are replaced; default runs/demo)")
+    d.add_argument("--overwrite", action="store_true", help="replace another command's run already in OUT")
     add_preset_arguments(d)
     d.add_argument("--seed", type=int, default=0)
     d.add_argument("--expert-only", action="store_true", help="just one expert episode and its filmstrip")
@@ -23,7 +28,10 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    out = Path(args.out)
+    from navrl.cli.common import prepare_out_dir
+    from navrl.rl.presets import get_preset
+    preset = None if args.expert_only else get_preset(args.preset, seed=args.seed)   # refused before OUT is touched
+    out = prepare_out_dir(args.out, overwrite=args.overwrite, replace_own=DEMO_FILES)
     if args.expert_only:
         from navrl.agent.planner import ExpertPlanner
         from navrl.cli.cmd_play import play_episode
@@ -38,10 +46,8 @@ def run(args) -> int:
     from navrl.experiments.pipeline import save_filmstrips
     from navrl.fileio import atomic_write_text
     from navrl.report.html import build_report
-    from navrl.rl.presets import get_preset
     from navrl.rl.trainer import Trainer
     t_start = time.perf_counter()
-    preset = get_preset(args.preset, seed=args.seed)
     suites = ("test-ios", "test-android")
     n_eval = preset.train.eval_episodes
 

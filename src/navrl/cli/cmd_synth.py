@@ -1,6 +1,6 @@
 """``navrl synth-tasks``: teacher-LLM task synthesis with a human review step.
 
-    navrl synth-tasks generate --out tasks.jsonl [--pairs 5] [--per-pair 3] [--apps Weather,Calendar,...]
+    navrl synth-tasks generate --out tasks.jsonl [--overwrite] [--pairs 5] [--per-pair 3] [--apps Weather,Calendar,...]
     navrl synth-tasks review tasks.jsonl [--accept-all | --accept 1,3,5-7] [--reject 2,4]
     navrl synth-tasks export tasks.jsonl --out suite.json
 
@@ -29,7 +29,8 @@ def register(sub) -> None:
     g.add_argument("--timeout", type=float, default=None, help="seconds per request (default 60)")
     g.add_argument("--max-retries", type=int, default=None, help="retries on timeouts, 429 and 5xx (default 4)")
     g.add_argument("--strict", action="store_true", help="write nothing if any teacher output is malformed")
-    g.add_argument("--force", action="store_true", help="overwrite an existing review file")
+    g.add_argument("--overwrite", action="store_true", help="replace an existing review file (and its reviews)")
+    g.add_argument("--force", action="store_true", help="deprecated: --overwrite")
     g.set_defaults(fn=run_generate)
     r = ss.add_parser("review", help="accept or reject each task of a review file")
     r.add_argument("file")
@@ -50,8 +51,10 @@ def run_generate(args) -> int:
     synth = _synth()
     SynthError, synthesize, write_review = synth.SynthError, synth.synthesize, synth.write_review
     out = Path(args.out)
-    if out.exists() and not args.force:
-        raise CLIError(f"{out} exists (it may hold reviews): use --force to overwrite")
+    if args.force:
+        sys.stderr.write("navrl: note: --force is deprecated: use --overwrite, as every other command does\n")
+    if out.exists() and not (args.overwrite or args.force):
+        raise CLIError(f"{out} exists (it may hold reviews): use --overwrite to replace it")
     if args.pairs < 1 or args.per_pair < 1:
         raise CLIError("--pairs and --per-pair must be >= 1")
     apps = [a.strip() for a in args.apps.split(",") if a.strip()] if args.apps else None
