@@ -209,3 +209,14 @@ def test_demo_refuses_another_commands_run_without_overwrite(tmp_path):
     assert r.returncode == 2 and "already holds a run" in r.stderr and "--overwrite" in r.stderr
     assert navrl("demo", "--expert-only", "--out", str(out), "--overwrite").returncode == 0
     assert navrl("demo", "--expert-only", "--out", str(out)).returncode == 0   # its own earlier demo: replaced
+
+
+def test_play_policy_watches_a_trained_planner(train_run, tmp_path):
+    run, _ = train_run
+    out = tmp_path / "watch"
+    r = navrl("play", "--policy", str(run), "--task", "shop_checkout:3", "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    assert f"planner: the trained planner of {run} (greedy)" in r.stdout
+    assert (out / "filmstrip.png").stat().st_size > 0 and (out / "trajectories.jsonl").exists()
+    bad = navrl("play", "--policy", str(tmp_path / "nope"), "--out", str(tmp_path / "p"))
+    assert bad.returncode == 2 and bad.stderr.startswith("navrl: error: --policy: ")

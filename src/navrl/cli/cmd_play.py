@@ -1,4 +1,4 @@
-"""``navrl play``: one task, one agent; PNG frames, a trajectory and a filmstrip."""
+"""``navrl play``: one task, one agent or trained planner (``--policy``); PNG frames, a trajectory and a filmstrip."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -12,13 +12,16 @@ PLAY_FILES = ("trajectories.jsonl", "frames", "filmstrip.png")
 
 
 def register(sub) -> None:
-    pl = sub.add_parser("play", help="run one task with an agent; save frames and a filmstrip")
+    pl = sub.add_parser("play", help="run one task with an agent or a trained planner (--policy); save frames and a filmstrip")
     g = pl.add_mutually_exclusive_group()
     g.add_argument("--task", help="TEMPLATE[:SEED] of the phone world (see `navrl tasks`)")
     from navrl.cli.parts import add_suite_arguments
     add_suite_arguments(pl, "test-ios", "take instance --index of this suite", group=g)
     pl.add_argument("--index", type=int, default=0, help="instance index within --suite")
     pl.add_argument("--agent", default="expert", choices=AGENTS)
+    pl.add_argument("--policy", default=None, metavar="CHECKPOINT",
+                    help="watch a trained planner instead of --agent: sft.pt, a trainer checkpoint or a run "
+                         "directory (navrl train's --out); decodes greedily")
     pl.add_argument("--skin", choices=["ios", "android"])
     pl.add_argument("--no-perturb", action="store_true", help="clean world: no pop-ups, shuffles or loading")
     pl.add_argument("--seed", type=int, default=0, help="agent seed (random agent)")
@@ -55,7 +58,12 @@ def play_episode(task, planner, out: Path, quiet: bool = False) -> Path:
 
 def run(args) -> int:
     task = task_from_args(args)
-    planner = make_planner(args.agent, args.seed)
+    if args.policy:
+        from navrl.cli.cmd_eval import _policy
+        planner = _policy(args.policy)
+        print(f"planner: the trained planner of {args.policy} (greedy)")
+    else:
+        planner = make_planner(args.agent, args.seed)
     out = prepare_out_dir(args.out, overwrite=args.overwrite, replace_own=PLAY_FILES)
     path = play_episode(task, planner, out)
     print(f"filmstrip: {path}")
