@@ -220,3 +220,32 @@ def test_play_policy_watches_a_trained_planner(train_run, tmp_path):
     assert (out / "filmstrip.png").stat().st_size > 0 and (out / "trajectories.jsonl").exists()
     bad = navrl("play", "--policy", str(tmp_path / "nope"), "--out", str(tmp_path / "p"))
     assert bad.returncode == 2 and bad.stderr.startswith("navrl: error: --policy: ")
+
+
+def test_a_bad_set_lists_the_valid_fields(tmp_path):
+    from navrl.cli.common import config_field_names
+    from navrl.rl.config import TrainConfig
+    r = navrl("train", "--preset", "quick-pointer", "--set", "polcy_lr=1e-4", "--out", str(tmp_path / "r"))
+    assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+    assert "not a TrainConfig field (did you mean policy_lr" in r.stderr
+    listed = r.stderr.split("valid fields: ", 1)[1].strip().split(", ")
+    assert listed == config_field_names(TrainConfig) and "policy_lr" in " ".join(listed)
+
+
+def test_field_names_are_read_from_the_config_class_flat_or_in_sections():
+    from dataclasses import dataclass, field
+
+    from navrl.cli.common import config_field_names
+
+    @dataclass
+    class Optim:
+        lr: float = 1e-3
+        clip: float = 0.2
+
+    @dataclass
+    class Grouped:
+        optim: Optim = field(default_factory=Optim)
+        seed: int = 0
+
+    assert config_field_names(Grouped) == ["optim.lr", "optim.clip", "seed"]
+    assert config_field_names(Optim) == ["lr", "clip"]

@@ -7,7 +7,7 @@ import signal
 from dataclasses import dataclass
 from pathlib import Path
 
-from navrl.cli.common import CLIError, add_preset_arguments, prepare_out_dir
+from navrl.cli.common import CLIError, add_preset_arguments, prepare_out_dir, unknown_field
 from navrl.cli.parts import add_part_arguments, choose, close_farm, device_farm, judge_set, task_source
 
 
@@ -76,8 +76,10 @@ def parse_overrides(items: list[str]) -> dict:
     out = {}
     for it in items:
         k, eq, v = it.partition("=")
-        if not eq or k not in known:
+        if not eq:
             raise CLIError(f"bad --set {it!r}: use FIELD=VALUE with a TrainConfig field")
+        if k not in known:
+            raise unknown_field(k, TrainConfig)
         try:
             out[k] = json.loads(v)
         except json.JSONDecodeError:

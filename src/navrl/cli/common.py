@@ -7,7 +7,12 @@ EXIT_BAD_INPUT = 2
 
 
 class CLIError(Exception):
-    """Bad arguments or files: reported as one line, exit code 2."""
+    """Bad arguments or files: reported as one line, exit code 2. ``whole``: the line is not
+    shortened (it lists what is valid)."""
+
+    def __init__(self, *args, whole: bool = False):
+        super().__init__(*args)
+        self.whole = whole
 
 
 def task_from_args(args, suite=None):
@@ -65,6 +70,38 @@ def add_preset_arguments(p) -> None:
     p.add_argument("--preset", default=DEFAULT_PRESET, metavar="NAME",
                    help=f"run sizes: {names}; --list-presets says what each is")
     p.add_argument("--list-presets", action=ListPresets, help="describe the presets and exit")
+
+
+def config_field_names(cls) -> list[str]:
+    """The settable names of a dataclass config, read from the class itself: a field whose
+    default is itself a dataclass (a section) gives ``section.field`` names, any other field its
+    own name. Works for a flat ``TrainConfig`` and for one grouped into sections."""
+    import dataclasses
+    names: list[str] = []
+    for f in dataclasses.fields(cls):
+        if f.name.startswith("_") or not f.init:
+            continue
+        sub = f.type if dataclasses.is_dataclass(f.type) else None
+        if sub is None and f.default_factory is not dataclasses.MISSING:   # type: ignore[misc]
+            try:
+                d = f.default_factory()   # type: ignore[misc]
+            except Exception:
+                d = None
+            sub = type(d) if dataclasses.is_dataclass(d) else None
+        if sub is None and dataclasses.is_dataclass(f.default):
+            sub = type(f.default)
+        names += [f"{f.name}.{n}" for n in config_field_names(sub)] if sub is not None else [f.name]
+    return names
+
+
+def unknown_field(given: str, cls, flag: str = "--set") -> CLIError:
+    """A bad ``FIELD=VALUE``: one line with the closest names and every valid one."""
+    import difflib
+    names = config_field_names(cls)
+    close = difflib.get_close_matches(given, names, n=3, cutoff=0.6)
+    near = f" (did you mean {' or '.join(close)}?)" if close else ""
+    return CLIError(f"bad {flag} {given!r}: not a {cls.__name__} field{near}; valid fields: {', '.join(names)}",
+                    whole=True)
 
 
 AGENTS = ("expert", "random", "api")

@@ -67,7 +67,7 @@ def _input_errors() -> tuple[type[BaseException], ...]:
 
 def _one_line(e: BaseException) -> str:
     s = " ".join(str(e).split()) or type(e).__name__
-    return s if len(s) <= 400 else s[:397] + "..."
+    return s if len(s) <= 400 or getattr(e, "whole", False) else s[:397] + "..."
 
 
 def main(argv: list[str] | None = None) -> int:
