@@ -249,3 +249,35 @@ def test_field_names_are_read_from_the_config_class_flat_or_in_sections():
 
     assert config_field_names(Grouped) == ["optim.lr", "optim.clip", "seed"]
     assert config_field_names(Optim) == ["lr", "clip"]
+
+
+REFUSED = [
+    ["train", "--preset", "quick", "--set", "foo=1"],
+    ["train", "--preset", "nope"],
+    ["train", "--preset", "quick", "--init", "missing.pt"],
+    ["sft", "--preset", "bogus"],
+    ["demo", "--preset", "nosuch"],
+    ["play", "--policy", "missing.pt"],
+    ["eval", "--suite", "no-such-suite"],
+    ["eval", "--episodes", "0"],
+    ["experiment", "paper-table", "--config", "missing.yaml"],
+    ["judge", "audit", "--judge", "nope"],
+]
+
+
+@pytest.mark.parametrize("argv", REFUSED, ids=lambda a: " ".join(a))
+def test_a_refused_command_leaves_no_empty_output_folder(argv, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "new" / "deeper" / "out"
+    assert main([*argv, "--out", str(out)]) == 2
+    assert capsys.readouterr().err.startswith("navrl: error: ")
+    assert not (tmp_path / "new").exists()
+
+
+def test_a_refused_command_keeps_a_folder_the_user_made_and_leaves_none_it_made(tmp_path):
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    r = navrl("train", "--set", "foo=1", "--out", str(mine))
+    assert r.returncode == 2 and mine.is_dir()
+    r = navrl("synth-tasks", "generate", "--pairs", "0", "--out", str(tmp_path / "a" / "b" / "r.jsonl"))
+    assert r.returncode == 2 and not (tmp_path / "a").exists()

@@ -137,14 +137,35 @@ RUN_MARKERS = ("metrics.jsonl", "checkpoints", "sft.pt", "results.json", "summar
 """Any of these in a directory means it already holds a run."""
 
 
+CREATED: list[Path] = []
+"""Folders this command created for its outputs (the topmost new one of each): removed again,
+if they hold no file, when the command is refused or fails (:func:`remove_empty_created`)."""
+
+
+def remove_empty_created() -> None:
+    """Remove the output folders this command created and left without a file."""
+    import shutil
+    while CREATED:
+        top = CREATED.pop()
+        if top.is_dir() and not any(q.is_file() or q.is_symlink() for q in top.rglob("*")):
+            shutil.rmtree(top, ignore_errors=True)
+
+
 def _probe_dir(p: Path, flag: str) -> None:
     """Create ``p`` (and parents) and write a probe file in it; CLIError when that fails."""
     import os
     import tempfile
     if p.exists() and not p.is_dir():
         raise CLIError(f"{flag} {p} is a file, not a directory")
+    top = None
+    for q in (p, *p.parents):   # the topmost folder that does not exist yet
+        if q.exists():
+            break
+        top = q
     try:
         p.mkdir(parents=True, exist_ok=True)
+        if top is not None:
+            CREATED.append(top)
         fd, tmp = tempfile.mkstemp(prefix=".navrl-probe-", dir=p)
         os.close(fd)
         os.unlink(tmp)

@@ -74,6 +74,20 @@ def main(argv: list[str] | None = None) -> int:
     if not logging.getLogger().handlers:
         logging.basicConfig(format="navrl: %(levelname)s: %(message)s", level=logging.WARNING)
     args = build_parser().parse_args(argv)
+    from navrl.cli.common import CREATED, remove_empty_created
+    CREATED.clear()
+    ok = False
+    try:
+        rc = _run(args)
+        ok = rc == 0
+        return rc
+    finally:
+        if not ok:   # refused or failed: no empty output folders left behind
+            remove_empty_created()
+        CREATED.clear()
+
+
+def _run(args) -> int:
     from navrl.api.client import APIUnavailable
     from navrl.errors import Outage
     try:
