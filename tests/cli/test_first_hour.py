@@ -281,3 +281,43 @@ def test_a_refused_command_keeps_a_folder_the_user_made_and_leaves_none_it_made(
     assert r.returncode == 2 and mine.is_dir()
     r = navrl("synth-tasks", "generate", "--pairs", "0", "--out", str(tmp_path / "a" / "b" / "r.jsonl"))
     assert r.returncode == 2 and not (tmp_path / "a").exists()
+
+
+# ---------------------------------------------------------------- 5. Gymnasium
+FRESH = """
+import sys, gymnasium as gym
+assert "navrl" not in sys.modules
+env = gym.make("navrl:navrl/PhoneWorld-v0", task="shop_checkout:3")
+obs, info = env.reset(seed=0)
+print(info["task_id"])
+print(gym.make("navrl/PhoneWorld-v0", task="shop_checkout:3", perturb=False).reset(seed=0)[1]["task_id"])
+"""
+
+
+def test_gymnasium_make_in_a_fresh_interpreter_with_a_task_string():
+    r = subprocess.run([sys.executable, "-c", FRESH], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["train:shop_checkout:ios:3"] * 2
+
+
+def test_gymnasium_entry_point_registers_the_env():
+    from importlib.metadata import entry_points
+
+    import gymnasium as gym
+    declared = (Path(__file__).resolve().parents[2] / "pyproject.toml").read_text()
+    assert '[project.entry-points."gymnasium.envs"]\nnavrl = "navrl:register_envs"' in declared
+    installed = [e for e in entry_points(group="gymnasium.envs") if e.name == "navrl"]
+    fn = installed[0].load() if installed else __import__("navrl").register_envs   # installed before it existed
+    gym.registry.pop("navrl/PhoneWorld-v0", None)
+    fn()
+    assert "navrl/PhoneWorld-v0" in gym.registry
+    env = gym.make("navrl/PhoneWorld-v0", suite="test-android", task="shop_checkout:3")
+    assert env.reset(seed=0)[1]["task_id"] == "test-android:shop_checkout:android:3"
+
+
+def test_env_task_string_errors_are_clear():
+    from navrl.worlds.phone.env import PhoneWorldEnv
+    with pytest.raises(ValueError, match="use TEMPLATE"):
+        PhoneWorldEnv(task="shop_checkout:x")
+    with pytest.raises(ValueError, match="unknown suite 'nope'; choose from train"):
+        PhoneWorldEnv(suite="nope")

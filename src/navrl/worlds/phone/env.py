@@ -32,15 +32,33 @@ MAX_TEXT = 8192
 
 
 class PhoneWorldEnv(gym.Env):
-    """Observation: {"screenshot": HxWx3 uint8, "ui": UI tree text, "goal": task goal}."""
+    """Observation: {"screenshot": HxWx3 uint8, "ui": UI tree text, "goal": task goal}.
+
+    ``gymnasium.make("navrl/PhoneWorld-v0", **kwargs)`` passes these constructor arguments:
+
+    - ``suite``: whose tasks (``train``, ``test-ios``, ``test-android``, ``test-unseen``;
+      default ``train``); each ``reset`` draws one of its first ``n_tasks`` instances (default 200);
+    - ``task``: one fixed task instead, every episode: ``"TEMPLATE[:SEED]"`` of ``suite``
+      (``"shop_checkout:3"``; `navrl tasks --suite train` lists the templates) or a ``TaskSpec``;
+    - ``perturb``: the perturbations (pop-ups, shuffles, loading screens): ``None`` the suite's
+      own, ``False`` none (a clean world), or a ``PerturbConfig``;
+    - ``rewards``: the reward table (``navrl.judge.rewards``; default docs/design.md §4b's);
+    - ``render_mode``: ``"rgb_array"`` for ``env.render()`` frames.
+    """
 
     metadata = {"render_modes": ["rgb_array"], "render_fps": 2}
 
-    def __init__(self, suite: str = "train", task: TaskSpec | None = None, n_tasks: int = 200,
-                 perturb: PerturbConfig | None = None, rewards: RewardConfig = DEFAULT_REWARDS,
+    def __init__(self, suite: str = "train", task: TaskSpec | str | None = None, n_tasks: int = 200,
+                 perturb: PerturbConfig | bool | None = None, rewards: RewardConfig = DEFAULT_REWARDS,
                  render_mode: str | None = None):
         if suite not in SUITES:
-            raise ValueError(f"unknown suite {suite!r}")
+            raise ValueError(f"unknown suite {suite!r}; choose from {', '.join(SUITES)}")
+        if perturb is True:
+            perturb = None
+        elif perturb is False:
+            perturb = PerturbConfig.off()
+        if isinstance(task, str):
+            task = _task_from_name(task, suite, perturb)
         self.suite, self.fixed_task, self.n_tasks = suite, task, n_tasks
         self.perturb, self.rewards, self.render_mode = perturb, rewards, render_mode
         skin = get_skin(task.skin if task else SUITES[suite].skin)
@@ -125,3 +143,15 @@ class PhoneWorldEnv(gym.Env):
         ui = "".join(c if c in CHARSET else "?" for c in ui)
         goal = "".join(c if c in CHARSET else "?" for c in self.task.goal)[:MAX_TEXT]
         return {"screenshot": np.asarray(self.obs.screenshot, dtype=np.uint8), "ui": ui, "goal": goal}
+
+
+def _task_from_name(spec: str, suite: str, perturb: PerturbConfig | None) -> TaskSpec:
+    """``"TEMPLATE[:SEED]"`` -> that instance of ``suite`` (its skin and layout)."""
+    from navrl.worlds.phone.task import make_task
+    name, _, seed = spec.partition(":")
+    try:
+        seed_i = int(seed) if seed else 0
+    except ValueError:
+        raise ValueError(f"bad task {spec!r}: use TEMPLATE[:SEED], e.g. shop_checkout:3") from None
+    d = SUITES[suite]
+    return make_task(name, seed_i, suite=suite, skin=d.skin, layout=d.layout, perturb=perturb)
