@@ -321,3 +321,43 @@ def test_env_task_string_errors_are_clear():
         PhoneWorldEnv(task="shop_checkout:x")
     with pytest.raises(ValueError, match="unknown suite 'nope'; choose from train"):
         PhoneWorldEnv(suite="nope")
+
+
+# ---------------------------------------------------------------- 6. the report of a plain navrl train run
+def test_a_train_runs_report_in_headless_chromium(train_run, tmp_path):
+    run, _ = train_run
+    assert (run / "filmstrips").is_dir() and list((run / "filmstrips").glob("*.png"))   # train writes filmstrips now
+    r = navrl("report", str(run), "--out", str(tmp_path / "report.html"))
+    assert r.returncode == 0, r.stderr
+    try:
+        from playwright.sync_api import sync_playwright
+
+        from navrl.device.browser.chromium import find_chromium
+        exe = find_chromium()
+    except Exception as e:   # no playwright or no Chromium on this machine
+        pytest.skip(f"headless Chromium unavailable: {e}")
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=exe, headless=True, args=["--no-sandbox"])
+        try:
+            page = browser.new_page()
+            page.goto((tmp_path / "report.html").as_uri())
+            shown = page.evaluate("""() => ({
+                h2: [...document.querySelectorAll('h2')].map(h => h.textContent),
+                images: [...document.images].map(i => [i.className, i.complete && i.naturalWidth > 0]),
+                rows: [...document.querySelectorAll('table tr')].map(r => r.textContent),
+                absent: [...document.querySelectorAll('.absent')].map(e => e.textContent.trim()),
+            })""")
+        finally:
+            browser.close()
+    assert "Learning curves" in shown["h2"] and any(h.startswith("Latest evaluation") for h in shown["h2"])
+    assert all(ok for _, ok in shown["images"]) and len(shown["images"]) >= 2          # curves + a filmstrip
+    assert any(cls == "filmstrip" for cls, _ in shown["images"])
+    assert any(row.startswith("test-ios") for row in shown["rows"])                    # the evaluation table
+    assert shown["absent"] and all(len(t) > 10 for t in shown["absent"])               # each absence says why
+    assert any("No SFT-vs-RL table" in t for t in shown["absent"])
+
+
+def test_report_panels_say_why_they_are_empty():
+    from navrl.report.html import panel_absent_reason
+    assert "critic-free" in panel_absent_reason("critic/loss", [{"update": 1, "success": 0.5}])
+    assert "warm-up" in panel_absent_reason("policy/approx_kl", [{"update": 1, "policy_frozen": True}])

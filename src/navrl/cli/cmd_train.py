@@ -224,7 +224,8 @@ def _sft_demos(policy, cfg, preset):
 
 def final_evaluation(trainer) -> dict:
     """The trained planner's greedy evaluation (:func:`navrl.eval.evaluate_trainer`), announced
-    (what runs: suites, episodes, the setting that sizes it) and with a progress bar."""
+    (what runs: suites, episodes, the setting that sizes it) and with a progress bar; filmstrips
+    of a success and a failure go to RUN/filmstrips (the report shows them)."""
     from navrl.cli.progress import bar
     from navrl.eval import evaluate_trainer, evaluation_plan
     plan = evaluation_plan(trainer)
@@ -233,8 +234,13 @@ def final_evaluation(trainer) -> dict:
           f"({episodes} in all; --set eval_episodes=N sizes it)")
     total = sum(k for _, _, k in plan)
     with bar(f"final evaluation ({episodes} episodes; steps, at most)", total) as adv:
-        res = evaluate_trainer(trainer, progress=lambda k: adv(k))
+        res = evaluate_trainer(trainer, progress=lambda k: adv(k), record_frames=True)
         adv.complete()
+    from navrl.experiments.pipeline import save_filmstrips   # a success and a failure, for the report
+    save_filmstrips([t for r in res.values() for t in r.trajectories], trainer.run_dir)
+    for r in res.values():   # the frames were for the filmstrips only
+        for t in r.trajectories:
+            t.frames = []
     return res
 
 

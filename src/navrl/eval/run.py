@@ -69,7 +69,7 @@ def evaluation_plan(trainer, suites=None, episodes: int | None = None) -> list[t
 
 
 def evaluate_trainer(trainer, suites=None, episodes: int | None = None, progress=None,
-                     seed: int = 0) -> dict[str, EvalResult]:
+                     seed: int = 0, record_frames: bool = False) -> dict[str, EvalResult]:
     """Greedy evaluation of ``trainer``'s policy, logged to its metrics (``kind: eval``).
 
     When the trainer draws from a registered suite (``source.suite``) on in-process devices
@@ -83,12 +83,13 @@ def evaluate_trainer(trainer, suites=None, episodes: int | None = None, progress
     fixed = _fixed_suites(trainer)
     pol = greedy(trainer.policy)   # greedy through a view: the trainer's policy is not touched
     if fixed:
-        out = {s: evaluate(pol, s, n, grounder=trainer.grounder, progress=progress)
+        out = {s: evaluate(pol, s, n, grounder=trainer.grounder, progress=progress, record_frames=record_frames)
                for s in suites or cfg.eval_suites}
     else:
         tasks = trainer.tasks.sample(n, random.Random(cfg.seed + 2 + seed))
         out = {trainer.tasks.name: evaluate(
             pol, trainer.tasks.name, tasks=tasks, grounder=trainer.grounder, progress=progress,
+            record_frames=record_frames,
             devices=trainer.devices, judges=tuple(trainer.judges[:3]),
             batch_size=cfg.trajectories_per_update if trainer.devices is not None else 64)}
     if trainer.logger:

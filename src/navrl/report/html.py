@@ -41,14 +41,19 @@ def learning_curves(updates: list[dict], evals: list[dict]):
     keys = [("success", "train success (rollouts)"), ("mean_return", "mean return"),
             ("episode_length", "episode length"), ("critic/loss", "critic loss"),
             ("critic/explained_variance", "explained variance"), ("policy/approx_kl", "approx KL")]
+    from matplotlib.ticker import MaxNLocator
     fig, axes = plt.subplots(2, 4, figsize=(16, 6.5))
     axes = axes.ravel()
+    for ax in axes:   # updates are whole numbers
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     x = [u["update"] for u in updates]
     for ax, (k, title) in zip(axes, keys):
         ys = [u.get(k) for u in updates]
         pts = [(a, b) for a, b in zip(x, ys) if isinstance(b, (int, float))]
         if pts:
             ax.plot(*zip(*pts), marker=".", lw=1.2)
+        else:
+            _absent(ax, panel_absent_reason(k, updates))
         ax.set_title(title)
         ax.set_xlabel("update")
         ax.grid(alpha=0.3)
@@ -66,6 +71,8 @@ def learning_curves(updates: list[dict], evals: list[dict]):
     ax.grid(alpha=0.3)
     if plotted:
         ax.legend(fontsize=8)
+    else:
+        _absent(ax, "no evaluation logged")
     ax = axes[7]
     mf = [(u["update"], u.get("masked_fraction", 0)) for u in updates]
     if mf:
@@ -74,6 +81,23 @@ def learning_curves(updates: list[dict], evals: list[dict]):
     ax.grid(alpha=0.3)
     fig.tight_layout()
     return fig
+
+
+def _absent(ax, why: str) -> None:
+    ax.text(0.5, 0.5, why, ha="center", va="center", wrap=True, fontsize=9, color="#555", transform=ax.transAxes)
+
+
+def panel_absent_reason(key: str, updates: list[dict]) -> str:
+    """Why a learning-curve panel has no points (shown in the panel and listed in the page)."""
+    if not updates:
+        return "no update logged yet"
+    if key.startswith("critic/"):
+        return "no critic: this run's estimator is critic-free (grpo, gigpo)"
+    if key == "policy/approx_kl" and all(u.get("policy_frozen") for u in updates):
+        return "policy not updated yet: every update so far was critic warm-up"
+    if key == "success" and all(u.get("success") is None for u in updates):
+        return "every rollout masked (infrastructure)"
+    return "not logged by this run"
 
 
 def summary_table(path: Path) -> str:
@@ -85,6 +109,9 @@ def summary_table(path: Path) -> str:
         return "<h2>Summary</h2><p>summary.json is unreadable</p>"
     if not isinstance(data, dict):
         return "<h2>Summary</h2><p>summary.json is not an object</p>"
+    prov = data.get("provenance")
+    prov_html = ("<p>provenance: " + html.escape(", ".join(f"{k} {v}" for k, v in prov.items())) + "</p>"
+                 if isinstance(prov, dict) else "")
     rows = []
     for suite, v in data.items():
         if not isinstance(v, dict) or "sft" not in v:
@@ -94,7 +121,11 @@ def summary_table(path: Path) -> str:
                     f"<td>{v['gain_points']:+.1f}</td><td>{lo:+.1f} to {hi:+.1f}</td><td>{v.get('episodes', '')}</td></tr>")
     extra = "".join(f"<li>{html.escape(str(k))}: {html.escape(str(v))}</li>" for k, v in data.items()
                     if not isinstance(v, dict))
-    return ("<h2>Summary: SFT vs RL on the same evaluation tasks</h2><table><tr><th>suite</th><th>SFT</th><th>RL</th>"
+    if not rows:   # a navrl train run: its final evaluation is the table below
+        return ("<h2>Summary</h2><p class='absent'>No SFT-vs-RL table: this run was made by <code>navrl train</code>, "
+                "which does not evaluate a policy before RL (<code>navrl demo</code> does).</p>"
+                + (f"<ul>{extra}</ul>" if extra else "") + prov_html)
+    return prov_html + ("<h2>Summary: SFT vs RL on the same evaluation tasks</h2><table><tr><th>suite</th><th>SFT</th><th>RL</th>"
             "<th>RL - SFT (points)</th><th>95% CI (paired)</th><th>episodes</th></tr>" + "".join(rows) + "</table>"
             + (f"<ul>{extra}</ul>" if extra else ""))
 
@@ -120,12 +151,26 @@ def build_report(run_dir: str | Path, out: str | Path | None = None) -> Path:
         rows = "".join(_eval_row(s, v) for s, v in last.items() if isinstance(v, dict) and "success" in v)
         parts.append(f"<h2>Latest evaluation (after update {last['update']})</h2><table><tr><th>suite</th>"
                      f"<th>success</th><th>k/n</th><th>95% CI</th><th>mean length</th><th>masked</th></tr>{rows}</table>")
+    else:
+        parts.append("<h2>Evaluation</h2><p class='absent'>No evaluation logged: the run stopped before its "
+                     "final evaluation (<code>navrl eval --policy RUN</code> evaluates it).</p>")
     parts.append(f'<h2>Learning curves</h2><img src="data:image/png;base64,{_png(learning_curves(updates, evals))}">')
+    keys = ("critic/loss", "critic/explained_variance", "policy/approx_kl", "success")
+    gaps = {k: panel_absent_reason(k, updates) for k in keys
+            if not any(isinstance(u.get(k), (int, float)) for u in updates)}
+    if gaps:
+        parts.append("<ul class='absent'>" + "".join(f"<li>{html.escape(k)}: {html.escape(why)}</li>"
+                                                     for k, why in gaps.items()) + "</ul>")
+    strips = 0
     for kind, title in (("success", "A success"), ("failure", "A failure")):
         fs = run / "filmstrips" / f"{kind}.png"
         if fs.exists():
+            strips += 1
             b64 = base64.b64encode(fs.read_bytes()).decode()
-            parts.append(f'<h2>{title}</h2><img style="max-width:100%" src="data:image/png;base64,{b64}">')
+            parts.append(f'<h2>{title}</h2><img class="filmstrip" style="max-width:100%" '
+                         f'src="data:image/png;base64,{b64}">')
+        else:
+            parts.append(f"<h2>{title}</h2><p class='absent'>No filmstrip: {_no_strip(kind, evals)}</p>")
     style = ("body{font-family:sans-serif;margin:24px;max-width:1400px} table{border-collapse:collapse}"
              "td,th{border:1px solid #ccc;padding:4px 10px} img{max-width:100%}")
     page = f"<!doctype html><html><head><meta charset='utf-8'><title>navrl report</title><style>{style}</style></head><body>{''.join(parts)}</body></html>"
@@ -135,6 +180,20 @@ def build_report(run_dir: str | Path, out: str | Path | None = None) -> Path:
     except OSError as e:
         raise ReportError(f"cannot write {path}: {e.strerror or e}") from None
     return path
+
+
+def _no_strip(kind: str, evals: list[dict]) -> str:
+    """Why RUN/filmstrips/KIND.png is absent."""
+    if not evals:
+        return "no evaluation recorded frames (the run stopped before its final evaluation)"
+    last = evals[-1]
+    res = [v for v in last.values() if isinstance(v, dict) and "successes" in v]
+    if kind == "success" and res and all(v.get("successes") == 0 for v in res):
+        return "the final evaluation had no successful episode"
+    if kind == "failure" and res and all(v.get("successes") == v.get("n") for v in res):
+        return "the final evaluation had no failed episode"
+    return ("this run's evaluation recorded no frames (runs of navrl train and navrl demo write filmstrips; "
+            "devices that send no screenshots give none)")
 
 
 def _eval_row(suite: str, v: dict) -> str:
