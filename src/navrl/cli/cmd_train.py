@@ -234,7 +234,7 @@ def final_evaluation(trainer) -> dict:
           f"({episodes} in all; --set eval_episodes=N sizes it)")
     total = sum(k for _, _, k in plan)
     with bar(f"final evaluation ({episodes} episodes; steps, at most)", total) as adv:
-        res = evaluate_trainer(trainer, progress=lambda k: adv(k), record_frames=True)
+        res = evaluate_trainer(trainer, progress=lambda k: adv(k), record_frames=_screens(trainer, plan))
         adv.complete()
     from navrl.experiments.pipeline import save_filmstrips   # a success and a failure, for the report
     save_filmstrips([t for r in res.values() for t in r.trajectories], trainer.run_dir)
@@ -242,6 +242,13 @@ def final_evaluation(trainer) -> dict:
         for t in r.trajectories:
             t.frames = []
     return res
+
+
+def _screens(trainer, plan) -> bool:
+    """Whether the final evaluation can record frames for filmstrips: the phone world's suites
+    on in-process devices (other devices and worlds may send no screenshot)."""
+    from navrl.tasks.registry import get_suite, suites
+    return trainer.devices is None and all(s in suites() and get_suite(s).world == "phone" for s, _, _ in plan)
 
 
 def write_summary(trainer, res: dict, preset: str, seconds: float) -> Path:

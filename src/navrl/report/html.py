@@ -192,8 +192,8 @@ def _no_strip(kind: str, evals: list[dict]) -> str:
         return "the final evaluation had no successful episode"
     if kind == "failure" and res and all(v.get("successes") == v.get("n") for v in res):
         return "the final evaluation had no failed episode"
-    return ("this run's evaluation recorded no frames (runs of navrl train and navrl demo write filmstrips; "
-            "devices that send no screenshots give none)")
+    return ("this run's evaluation recorded no frames (navrl train and navrl demo write filmstrips for the phone "
+            "world's suites; other worlds and devices may send no screenshots)")
 
 
 def _eval_row(suite: str, v: dict) -> str:
