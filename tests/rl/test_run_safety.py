@@ -55,16 +55,20 @@ def test_masked_trajectories_never_reach_the_policy_or_critic_loss(quick, sft_pa
     n_valid_steps = sum(t.length for t in trajs if t.valid)
     assert n_valid_samples > 0 and trajs[bad].length > 0
     policy_rows, critic_masks = [], []
-    real_ppo, real_critic = trainer_mod.ppo_policy_loss, trainer_mod.critic_loss
+    real_critic = trainer_mod.critic_loss
 
-    def spy_ppo(logp, old, adv, mask, *a, **kw):
-        policy_rows.append(int(adv.shape[0]))
-        return real_ppo(logp, old, adv, mask, *a, **kw)
+    def spy_terms(fn):
+        def spy(x):
+            policy_rows.append(int(x.advantages.shape[0]))
+            return fn(x)
+        return spy
 
     def spy_critic(v, g, mask, *a, **kw):
         critic_masks.append(mask.clone())
         return real_critic(v, g, mask, *a, **kw)
-    monkeypatch.setattr(trainer_mod, "ppo_policy_loss", spy_ppo)
+    # the clipped PPO term (the only loss term on the sampled outputs here) sees every row
+    assert [spec.name for spec, _ in tr.loss_terms] == ["ppo_clip"]
+    tr.loss_terms = [(replace(spec, fn=spy_terms(spec.fn)), w) for spec, w in tr.loss_terms]
     monkeypatch.setattr(trainer_mod, "critic_loss", spy_critic)
     tr.learn(trajs)
     assert sum(policy_rows) == n_valid_samples * cfg.ppo_epochs       # only valid trajectories' outputs

@@ -21,6 +21,7 @@ from navrl.rl.estimators import AdvantageEstimator
 
 if TYPE_CHECKING:
     from navrl.rl.advantages import EstimatorSpec
+    from navrl.rl.losses import LossSpec
 
 __all__ = ["ConfigError", "TrainConfig"]
 
@@ -91,6 +92,12 @@ class TrainConfig:
 
     minibatch_size: int = 256
     """Planner outputs (steps) per optimiser step."""
+
+    loss_terms: tuple[str, ...] = ("ppo_clip", "kl_ref", "entropy", "ptx", "self_imitation")
+    """The policy loss's terms by registered name, in the order they are summed
+    (``navrl.rl.losses.register_loss``: ppo_clip, kl_ref, entropy, ptx, self_imitation or one
+    a plugin registers); each is weighted by the field its spec names (kl_coef, entropy_coef,
+    sft_coef, self_imitation; 1 for ppo_clip) and left out while that is 0."""
 
     kl_coef: float = 0.0
     """Weight of the k3 KL penalty to the reference (SFT) planner; 0 disables it."""
@@ -225,6 +232,25 @@ class TrainConfig:
         """True when the estimator's spec names a critic (ppo, ppo_terminal_only, gigppo, ...)."""
         return self.estimator_spec.uses_critic
 
+    @property
+    def policy_loss(self) -> list[tuple[LossSpec, float]]:
+        """The policy loss's terms in use: (registry entry, weight) for each of ``loss_terms``
+        whose coefficient is not 0, in order; the weight is the coefficient (its negative for
+        a bonus).
+
+        Raises:
+            ConfigError: a name no term is registered under (``UnknownLossError``).
+        """
+        from navrl.rl.losses import loss_spec   # the registry lives with the terms (torch)
+
+        out = []
+        for name in self.loss_terms:
+            spec = loss_spec(name)
+            coef = 1.0 if spec.coef is None else float(getattr(self, spec.coef))
+            if coef != 0.0:
+                out.append((spec, -coef if spec.maximise else coef))
+        return out
+
     def policy_frozen(self, update_idx: int) -> bool:
         """True while the policy must not change: update ``update_idx`` (0-based) falls in the
         critic warm-up. Always False for critic-free estimators (nothing to warm up)."""
@@ -322,6 +348,14 @@ class TrainConfig:
         if not isinstance(self.whiten_advantages, bool):
             raise ConfigError(f"whiten_advantages must be a bool, got {self.whiten_advantages!r}")
 
+        if len(set(self.loss_terms)) != len(self.loss_terms):
+            raise ConfigError(f"loss_terms names a term twice: {list(self.loss_terms)}")
+        from navrl.rl.losses import loss_spec
+        for name in self.loss_terms:
+            spec = loss_spec(name)     # UnknownLossError (a ConfigError) for an unknown name
+            if spec.coef is not None and not hasattr(self, spec.coef):
+                raise ConfigError(f"loss term {name!r} is weighted by {spec.coef!r}, which is no TrainConfig field")
+
         spec = self.estimator_spec
         if self.rollouts_per_task < spec.min_rollouts_per_task:
             raise ConfigError(f"estimator {spec.name} compares sibling rollouts: rollouts_per_task must be "
@@ -334,6 +368,7 @@ class TrainConfig:
         out = asdict(self)
         out["estimator"] = str(self.estimator)
         out["eval_suites"] = list(self.eval_suites)
+        out["loss_terms"] = list(self.loss_terms)
         return out
 
     @classmethod
@@ -348,8 +383,9 @@ class TrainConfig:
         if unknown:
             raise ConfigError(f"unknown TrainConfig fields: {unknown}")
         data = dict(data)
-        if "eval_suites" in data:
-            data["eval_suites"] = tuple(data["eval_suites"])
+        for name in ("eval_suites", "loss_terms"):
+            if isinstance(data.get(name), list):
+                data[name] = tuple(data[name])
         return cls(**data).validate()
 
     @classmethod
@@ -374,7 +410,7 @@ def _check_types(cfg: TrainConfig) -> None:
     from pydantic import ValidationError
     for name, adapter in _type_adapters():
         value = getattr(cfg, name)
-        if name == "eval_suites" and isinstance(value, list):
+        if name in ("eval_suites", "loss_terms") and isinstance(value, list):
             value = tuple(value)
         try:
             adapter.validate_python(value, strict=True)

@@ -1,4 +1,4 @@
-"""PPO policy loss, critic loss, KL-to-reference and entropy terms (docs/design.md §5b).
+"""The policy loss as a registry of pure terms, the critic loss, KL and entropy (docs/design.md §5b).
 
 Token layout: one row per generated planner output (one step of one trajectory), L tokens:
 
@@ -10,23 +10,60 @@ Every token of a row carries the advantage of its step, so advantages may be [N]
 Aggregation is a token-mean over all valid tokens of the (mini)batch. Rows of invalid
 trajectories and masked tokens are excluded with ``torch.where`` on the inputs, so they add
 nothing to the loss, the gradient or the statistics, even when they hold inf or NaN.
+
+The policy loss of one optimiser step is a weighted sum of **terms**, each a pure function
+``fn(inputs: LossInputs) -> Tensor`` (a scalar) registered with :func:`register_loss` — the
+registry is the only list of them, as :func:`navrl.rl.advantages.register_estimator`'s is of
+the advantage estimators. ``TrainConfig.loss_terms`` names the terms in the order they are
+summed; each is weighted by the config field its spec names (``coef``): the trainer adds
+``coef × term`` for every term whose coefficient is not 0 (``-coef × term`` for a bonus,
+``maximise=True``). Built-in terms:
+
+=================  ==================  ================================================
+term               coefficient         value (a token mean over the valid tokens)
+=================  ==================  ================================================
+``ppo_clip``       1                   clipped PPO surrogate (:func:`ppo_clip`)
+``kl_ref``         ``kl_coef``         k3 KL to the reference planner (:func:`kl_ref`)
+``entropy``        ``entropy_coef``    entropy, a bonus: subtracted (:func:`entropy_bonus`)
+``ptx``            ``sft_coef``        NLL of SFT demonstrations, PPO-ptx (:func:`ptx`)
+``self_imitation`` ``self_imitation``  NLL of the planner's own rewarded outputs
+=================  ==================  ================================================
 """
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Callable
 from dataclasses import dataclass, fields
-from typing import ClassVar
+from typing import ClassVar, Literal, get_args
 
 import torch
 from torch import Tensor
 
+from navrl.rl.config import ConfigError
+
 __all__ = [
     "PolicyLossOutput",
     "CriticLossOutput",
+    "LossInputs",
+    "LossSpec",
+    "LossSource",
+    "UnknownLossError",
+    "DuplicateLossError",
+    "register_loss",
+    "unregister_loss",
+    "loss_spec",
+    "registered_losses",
     "token_mask",
     "masked_token_mean",
     "kl_k3",
     "entropy_from_logits",
+    "ppo_clip",
+    "kl_ref",
+    "entropy_bonus",
+    "ptx",
+    "self_imitation",
+    "sample_stats",
     "ppo_policy_loss",
     "critic_loss",
 ]
@@ -110,6 +147,269 @@ class PolicyLossOutput(_LoggedFields):
     num_tokens: int
 
 
+# ===================================================================== the policy loss's terms
+LossSource = Literal["samples", "entropy", "reference", "demos", "own"]
+"""What a term reads (:attr:`LossSpec.reads`); the trainer scores each source once per step,
+when the first term that reads it comes:
+
+* ``samples``: the minibatch's sampled outputs re-scored by the policy (``logp``, ``old_logp``,
+  ``advantages``, ``mask``; absent when every sample of the minibatch was left out);
+* ``entropy``: their per-token ``entropy`` too (a text policy computes it only when asked);
+* ``reference``: their log-probs under the frozen reference planner (``ref_logp``);
+* ``demos``: PPO-ptx's SFT demonstrations scored at temperature 1 (``demo_logp``, ``demo_mask``);
+* ``own``: the self-imitation buffer's items scored at temperature 1 (``own_logp``, ``own_mask``;
+  absent while the buffer is empty)."""
+
+
+@dataclass(frozen=True)
+class LossInputs:
+    """What the policy loss's terms of one optimiser step read; a source the step lacks is None.
+
+    N sampled outputs (rows) of L tokens, M demonstrations of Ld tokens, K self-imitation items
+    of Lo tokens; log-probs carry the gradient, everything else is read as a constant.
+
+    Attributes:
+        logp: float [N, L] log-probs of the sampled tokens under the policy, at the rollout
+            temperature (0 on padding).
+        old_logp: float [N, L] the same tokens' log-probs recorded at rollout time.
+        advantages: float [N] (one per step, broadcast to its tokens) or [N, L].
+        mask: bool [N, L] output tokens.
+        valid: bool [N] rows of valid trajectories, or None (every row counts).
+        entropy: float [N, L] per-token entropy of the policy (source ``entropy``).
+        ref_logp: float [N, L] the reference planner's log-probs (source ``reference``).
+        clip_eps: PPO's ratio clip range.
+        demo_logp: float [M, Ld] log-probs of the demonstrations' targets (source ``demos``).
+        demo_mask: bool [M, Ld] their output tokens (or decision factors).
+        own_logp: float [K, Lo] log-probs of the buffered outputs (source ``own``).
+        own_mask: bool [K, Lo] their output tokens.
+    """
+
+    logp: Tensor | None = None
+    old_logp: Tensor | None = None
+    advantages: Tensor | None = None
+    mask: Tensor | None = None
+    valid: Tensor | None = None
+    entropy: Tensor | None = None
+    ref_logp: Tensor | None = None
+    clip_eps: float = 0.2
+    demo_logp: Tensor | None = None
+    demo_mask: Tensor | None = None
+    own_logp: Tensor | None = None
+    own_mask: Tensor | None = None
+
+
+LossFn = Callable[[LossInputs], Tensor]
+
+
+@dataclass(frozen=True)
+class LossSpec:
+    """One registry entry: a policy-loss term and how the trainer weighs and feeds it.
+
+    Attributes:
+        name: the name in ``TrainConfig.loss_terms``.
+        fn: ``fn(inputs: LossInputs) -> Tensor``, a pure function to a scalar with grad.
+        coef: the ``TrainConfig`` field holding its coefficient (the term is left out while it
+            is 0), or None for a fixed coefficient of 1.
+        maximise: a bonus: the loss adds ``-coef × term``.
+        reads: the :data:`LossSource` s it reads; a step that lacks one leaves the term out.
+        zero_advantage_free: a sample whose advantage is 0 adds exactly nothing to the term or
+            its gradient, so the trainer may leave such samples out of the forward pass (and
+            rescale the token mean) while every term in use says so.
+        log: the metrics key of the term's value (each step's value, averaged over the steps
+            that had it), or None.
+        doc: the function's docstring.
+    """
+
+    name: str
+    fn: LossFn
+    coef: str | None = None
+    maximise: bool = False
+    reads: tuple[LossSource, ...] = ("samples",)
+    zero_advantage_free: bool = True
+    log: str | None = None
+    doc: str = ""
+
+    @property
+    def reads_samples(self) -> bool:
+        """True for a token mean over the sampled outputs (rescaled when samples are left out)."""
+        return "samples" in self.reads
+
+
+class UnknownLossError(ConfigError):
+    """A loss term name that nothing is registered under."""
+
+
+class DuplicateLossError(ValueError):
+    """A loss term name was registered twice."""
+
+
+_LOSSES: dict[str, LossSpec] = {}
+
+
+def register_loss(name: str, *, coef: str | None = None, maximise: bool = False,
+                  reads: tuple[LossSource, ...] = ("samples",), zero_advantage_free: bool = True,
+                  log: str | None = None) -> Callable[[LossFn], LossFn]:
+    """Decorator: register ``fn(inputs: LossInputs) -> Tensor`` as the policy-loss term ``name``.
+
+    This is the only list of terms: ``TrainConfig.loss_terms`` names them, ``TrainConfig.validate``
+    and the trainer read their specs. ``fn`` is returned unchanged; it must be pure (no state, no
+    draws), read only the sources in ``reads`` and return a scalar. Example (an L2 pull of
+    the sampled tokens' log-probs towards their rollout values, weight 1)::
+
+        @register_loss("logp_l2")
+        def logp_l2(x: LossInputs) -> Tensor:
+            m = token_mask(x.mask, x.valid)
+            return masked_token_mean((x.logp - x.old_logp.detach()) ** 2, m)
+
+    Raises:
+        DuplicateLossError: ``name`` is already registered.
+        ValueError: an unknown source in ``reads`` (at decoration time).
+    """
+    bad = [r for r in reads if r not in get_args(LossSource)]
+    if bad or not reads:
+        raise ValueError(f"loss term {name!r}: reads must name sources from {get_args(LossSource)}, got {reads!r}")
+    if {"entropy", "reference"} & set(reads) and "samples" not in reads:
+        reads = ("samples", *reads)      # (both are of the sampled outputs)
+
+    def decorator(fn: LossFn) -> LossFn:
+        if name in _LOSSES:
+            raise DuplicateLossError(f"loss term {name!r} is already registered")
+        _LOSSES[name] = LossSpec(name, fn, coef=coef, maximise=maximise, reads=tuple(reads),
+                                 zero_advantage_free=zero_advantage_free, log=log, doc=inspect.getdoc(fn) or "")
+        return fn
+    return decorator
+
+
+def unregister_loss(name: str) -> LossSpec:
+    """Remove ``name`` from the registry (tests, notebooks) and return its spec."""
+    spec = loss_spec(name)
+    del _LOSSES[name]
+    return spec
+
+
+def loss_spec(name: str) -> LossSpec:
+    """The registry entry of ``name``.
+
+    Raises:
+        UnknownLossError: (a :class:`ConfigError`) nothing registered under ``name``.
+    """
+    try:
+        return _LOSSES[name]
+    except (KeyError, TypeError):
+        raise UnknownLossError(f"unknown loss term {name!r}; registered: {registered_losses()} (register one "
+                               "with navrl.rl.losses.register_loss, e.g. in a module given to "
+                               "navrl train --plugin)") from None
+
+
+def registered_losses() -> list[str]:
+    """Names of all registered loss terms, sorted."""
+    return sorted(_LOSSES)
+
+
+def _zero(like: Tensor) -> Tensor:
+    return torch.zeros((), dtype=like.dtype, device=like.device)
+
+
+def _ratios(x: LossInputs) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    """(valid-token mask bool [N, L], advantages [N, L] 0 off it, log-ratio [N, L] 0 off it,
+    ratio r = exp(log-ratio) [N, L]) of the sampled tokens."""
+    m = token_mask(x.mask, x.valid)
+    zero = _zero(x.logp)
+    advantages = x.advantages
+    if advantages.dim() == x.logp.dim() - 1:
+        advantages = advantages.unsqueeze(-1)
+    adv = torch.where(m, advantages.to(x.logp.dtype).detach().expand_as(x.logp), zero)
+    # Mask the log-ratio itself (not the product): padding may hold -inf log-probs.
+    log_ratio = torch.where(m, x.logp - x.old_logp.detach(), zero)
+    return m, adv, log_ratio, torch.exp(log_ratio)
+
+
+@register_loss("ppo_clip", log="policy/pg_loss")
+def ppo_clip(x: LossInputs) -> Tensor:
+    """Clipped PPO surrogate with per-token ratio r = exp(logp - old_logp):
+    token-mean over valid tokens of max(-A r, -A clip(r, 1 - eps, 1 + eps)), eps = ``clip_eps``.
+
+    Reads ``logp``, ``old_logp`` [N, L], ``advantages`` [N] or [N, L], ``mask`` [N, L],
+    ``valid`` [N]. Returns a scalar; a zero-advantage row adds nothing to it or its gradient."""
+    m, adv, _, ratio = _ratios(x)
+    surr = -adv * ratio
+    surr_clipped = -adv * torch.clamp(ratio, 1.0 - x.clip_eps, 1.0 + x.clip_eps)
+    return masked_token_mean(torch.maximum(surr, surr_clipped), m)
+
+
+@register_loss("kl_ref", coef="kl_coef", reads=("samples", "reference"), zero_advantage_free=False,
+               log="policy/kl_ref")
+def kl_ref(x: LossInputs) -> Tensor:
+    """Token-mean k3 estimate of KL(pi || ref) over the valid sampled tokens (:func:`kl_k3`),
+    differentiable in ``logp``.
+
+    Reads ``logp``, ``ref_logp`` [N, L], ``mask`` [N, L], ``valid`` [N]. Returns a scalar >= 0."""
+    m = token_mask(x.mask, x.valid)
+    zero = _zero(x.logp)
+    # Mask both inputs (not only the output) so -inf on padding cannot make NaN gradients.
+    return masked_token_mean(kl_k3(torch.where(m, x.logp, zero), torch.where(m, x.ref_logp.detach(), zero)), m)
+
+
+@register_loss("entropy", coef="entropy_coef", maximise=True, reads=("samples", "entropy"),
+               zero_advantage_free=False, log="policy/entropy")
+def entropy_bonus(x: LossInputs) -> Tensor:
+    """Token-mean entropy of the policy at the valid sampled positions: a bonus (the loss
+    subtracts ``entropy_coef`` × it).
+
+    Reads ``entropy`` [N, L], ``mask`` [N, L], ``valid`` [N]. Returns a scalar >= 0."""
+    return masked_token_mean(x.entropy, token_mask(x.mask, x.valid))
+
+
+def _nll(logp: Tensor, mask: Tensor) -> Tensor:
+    """Mean negative log-likelihood per output token: -(sum of logp over ``mask``) / its count."""
+    return -masked_token_mean(logp, mask.bool())
+
+
+@register_loss("ptx", coef="sft_coef", reads=("demos",), log="policy/sft_loss")
+def ptx(x: LossInputs) -> Tensor:
+    """PPO-ptx (InstructGPT): mean negative log-likelihood per output token (or decision
+    factor) of the SFT demonstrations, so the few tasks of one update cannot pull the planner
+    away from everything SFT taught it.
+
+    Reads ``demo_logp`` [M, Ld], ``demo_mask`` [M, Ld]. Returns a scalar >= 0."""
+    return _nll(x.demo_logp, x.demo_mask)
+
+
+@register_loss("self_imitation", coef="self_imitation", reads=("own",), log="policy/self_imitation_loss")
+def self_imitation(x: LossInputs) -> Tensor:
+    """Self-imitation (Oh et al., 2018; :mod:`navrl.rl.self_imitation`): mean negative
+    log-likelihood per output token of the planner's own past outputs that earned a positive
+    step reward and advantage, unclipped.
+
+    Reads ``own_logp`` [K, Lo], ``own_mask`` [K, Lo]. Returns a scalar >= 0."""
+    return _nll(x.own_logp, x.own_mask)
+
+
+@torch.no_grad()
+def _measures(x: LossInputs) -> dict[str, Tensor]:
+    """:func:`sample_stats` as 0-d tensors (no grad), keyed without the prefix."""
+    m, adv, log_ratio, ratio = _ratios(x)
+    zero = _zero(x.logp)
+    clipped = (-adv * torch.clamp(ratio, 1.0 - x.clip_eps, 1.0 + x.clip_eps)) > (-adv * ratio)
+    return {
+        "kl_ref": kl_ref(x) if x.ref_logp is not None else zero,
+        "entropy": entropy_bonus(x) if x.entropy is not None else zero,
+        "clip_fraction": masked_token_mean(clipped.to(zero.dtype), m),
+        "approx_kl": masked_token_mean(torch.expm1(log_ratio) - log_ratio, m),
+        "ratio_mean": masked_token_mean(ratio, m),
+        "num_tokens": m.sum(),
+    }
+
+
+def sample_stats(x: LossInputs) -> dict[str, float]:
+    """What is measured of the sampled tokens whichever terms are on (Python floats, keyed as
+    :class:`PolicyLossOutput`'s): ``policy/kl_ref`` (0 without ``ref_logp``), ``policy/entropy``
+    (0 without ``entropy``), ``policy/clip_fraction`` (share of valid tokens where the clipped
+    branch is the active one), ``policy/approx_kl`` (token-mean k3 estimate of KL(old || new)
+    = mean((r - 1) - log r)), ``policy/ratio_mean`` and ``policy/num_tokens``."""
+    return {f"policy/{k}": float(v) for k, v in _measures(x).items()}
+
+
 def ppo_policy_loss(
     logp: Tensor,
     old_logp: Tensor,
@@ -123,9 +423,9 @@ def ppo_policy_loss(
     entropy: Tensor | None = None,
     entropy_coef: float = 0.0,
 ) -> PolicyLossOutput:
-    """Clipped PPO surrogate with per-token ratio r = exp(logp - old_logp).
-
-    pg_loss = token-mean over valid tokens of max(-A r, -A clip(r, 1 - eps, 1 + eps)).
+    """The clipped PPO loss with its KL penalty and entropy bonus in one call (the registered
+    terms :func:`ppo_clip`, :func:`kl_ref` and :func:`entropy_bonus`):
+    loss = pg_loss + kl_coef * kl - entropy_coef * entropy.
 
     Args:
         logp: float [N, L] log-probs under the current policy (requires grad).
@@ -141,40 +441,23 @@ def ppo_policy_loss(
     Returns:
         :class:`PolicyLossOutput`.
     """
-    m = token_mask(mask, valid)
-    dtype = logp.dtype
-    zero = torch.zeros((), dtype=dtype, device=logp.device)
-    if advantages.dim() == logp.dim() - 1:
-        advantages = advantages.unsqueeze(-1)
-    adv = torch.where(m, advantages.to(dtype).detach().expand_as(logp), zero)
-    # Mask the log-ratio itself (not the product): padding may hold -inf log-probs.
-    log_ratio = torch.where(m, logp - old_logp.detach(), zero)
-    ratio = torch.exp(log_ratio)
-    surr = -adv * ratio
-    surr_clipped = -adv * torch.clamp(ratio, 1.0 - clip_eps, 1.0 + clip_eps)
-    pg_loss = masked_token_mean(torch.maximum(surr, surr_clipped), m)
-
-    if ref_logp is not None:
-        # Mask both inputs (not only the output) so -inf on padding cannot make NaN gradients.
-        kl = masked_token_mean(kl_k3(torch.where(m, logp, zero), torch.where(m, ref_logp.detach(), zero)), m)
-    else:
-        kl = zero
-    ent = masked_token_mean(entropy, m) if entropy is not None else zero
+    x = LossInputs(logp=logp, old_logp=old_logp, advantages=advantages, mask=mask, valid=valid,
+                   entropy=entropy, ref_logp=ref_logp, clip_eps=clip_eps)
+    zero = _zero(logp)
+    pg_loss = ppo_clip(x)
+    kl = kl_ref(x) if ref_logp is not None else zero
+    ent = entropy_bonus(x) if entropy is not None else zero
     loss = pg_loss + kl_coef * kl - entropy_coef * ent
-
-    with torch.no_grad():
-        clip_fraction = masked_token_mean((surr_clipped > surr).to(dtype), m)
-        approx_kl = masked_token_mean(torch.expm1(log_ratio) - log_ratio, m)
-        ratio_mean = masked_token_mean(ratio, m)
+    st = _measures(x)
     return PolicyLossOutput(
         loss=loss,
         pg_loss=pg_loss,
         kl=kl,
         entropy=ent,
-        clip_fraction=clip_fraction,
-        approx_kl=approx_kl,
-        ratio_mean=ratio_mean,
-        num_tokens=int(m.sum()),
+        clip_fraction=st["clip_fraction"],
+        approx_kl=st["approx_kl"],
+        ratio_mean=st["ratio_mean"],
+        num_tokens=int(st["num_tokens"]),
     )
 
 

@@ -14,7 +14,7 @@ import random
 import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -35,10 +35,10 @@ from navrl.rl.batch import Batch, Minibatch, Sample, length_chunks, minibatches
 from navrl.rl.callbacks import Callback, FitResult
 from navrl.rl.config import ConfigError, TrainConfig
 from navrl.rl.critic import CriticAdapter
-from navrl.rl.losses import critic_loss, ppo_policy_loss
+from navrl.rl.losses import LossInputs, critic_loss, sample_stats
 from navrl.rl.metrics import MetricsLogger
 from navrl.rl.replay import PoolReplay
-from navrl.rl.self_imitation import positive_outputs, self_imitation_loss
+from navrl.rl.self_imitation import positive_outputs
 from navrl.rl.sft import Demo, augment_batch, demo_loss
 from navrl.rollout.runner import EpisodeRunner, RunnerConfig
 from navrl.tasks.source import TaskSource, suite_source
@@ -74,8 +74,13 @@ class Trainer:
           world: its expert, and the length of the expert's own episode).
         """
         cfg.validate()
-        if cfg.sft_coef > 0 and not sft_demos:
-            raise ConfigError("sft_coef > 0 needs the SFT demonstrations (Trainer(..., sft_demos=...))")
+        self.loss_terms = cfg.policy_loss
+        """(registry entry, weight) of each policy-loss term in use, in order (``cfg.loss_terms``)."""
+        reads = {r for spec, _ in self.loss_terms for r in spec.reads}
+        demo_terms = [f"{spec.name} ({spec.coef} > 0)" for spec, _ in self.loss_terms if "demos" in spec.reads]
+        if demo_terms and not sft_demos:
+            raise ConfigError(f"the loss term {demo_terms[0]} needs the SFT demonstrations "
+                              "(Trainer(..., sft_demos=...))")
         # PPO-ptx fits only what the policy can express (a pointer planner drops a few steps)
         self.sft_demos = [d for d in (sft_demos or []) if policy.encode_demo(d.prompt, d.target) is not None]
         torch.set_num_threads(cfg.torch_threads)
@@ -91,13 +96,14 @@ class Trainer:
             self.critic = CriticAdapter(spec.critic or "value", policy.state_dim, cfg.gigppo_hidden_dim)
         policy.critic = self.critic.plan_value
         if hasattr(policy, "entropy_in_score"):
-            policy.entropy_in_score = cfg.entropy_coef > 0
+            policy.entropy_in_score = "entropy" in reads
         self.opt_policy = torch.optim.AdamW(policy.policy_parameters(), lr=cfg.policy_lr, weight_decay=cfg.weight_decay)
         self.opt_critic = torch.optim.AdamW(self.critic.parameters(), lr=cfg.critic_lr)
-        self.ref_policy = copy.deepcopy(policy) if cfg.kl_coef > 0 else None
+        self.ref_policy = copy.deepcopy(policy) if "reference" in reads else None
         self.skip_zero_advantages = True
         """Leave samples whose advantage is 0 out of the policy's forward pass when that changes
-        nothing (no KL or entropy term): 20-45% of a GiGPO batch, the same optimiser steps."""
+        nothing (every term in use is ``zero_advantage_free``: no KL or entropy term): 20-45% of
+        a GiGPO batch, the same optimiser steps."""
         self.rng = random.Random(cfg.seed)
         self.update = 0
         self.tasks = tasks or suite_source("train", perturb=None if cfg.train_perturb else False)
@@ -302,11 +308,11 @@ class Trainer:
         return stats[-1].stats()
 
     def _update_policy(self, batch: Batch, advantages: torch.Tensor, progress=None, tm: dict | None = None) -> dict:
-        """PPO epochs over the batch's minibatches, each optimiser step with the PPO-ptx and
-        self-imitation terms when on. Returns the mean stats; ``tm`` (if given) gets the
-        seconds of the PPO term (``update_ppo``), the supervised terms (PPO-ptx and
-        self-imitation: ``update_ptx``) and the backward passes and optimiser steps
-        (``update_step``).
+        """PPO epochs over the batch's minibatches, one optimiser step each on the loss of
+        :meth:`_step_loss`. Returns each logged value's mean over the steps that had it;
+        ``tm`` (if given) gets the seconds of the terms on the sampled outputs (``update_ppo``),
+        of the supervised terms (PPO-ptx and self-imitation: ``update_ptx``) and of the backward
+        passes and optimiser steps (``update_step``).
 
         Each minibatch's backward pass and optimiser step run on a helper thread while this
         one draws (and encodes) the next minibatch's demonstrations, which need no weights:
@@ -316,14 +322,15 @@ class Trainer:
         overlap."""
         cfg, pol = self.cfg, self.policy
         clock = time.perf_counter
-        t_ppo = t_ptx = 0.0
+        t_ptx = 0.0
         t_step = [0.0]
+        times = Counter()
         S = batch.samples
         if not S:
             return {}
         agg: Counter = Counter()
-        n = n_pg = 0     # optimiser steps; minibatches with a policy-gradient term
-        skip_zero = self.skip_zero_advantages and cfg.kl_coef == 0 and cfg.entropy_coef == 0
+        steps: Counter = Counter()      # per logged key: the optimiser steps that logged it
+        skip_zero = self.skip_zero_advantages and all(spec.zero_advantage_free for spec, _ in self.loss_terms)
         # every parameter takes every optimiser step (AdamW moves on momentum even at a zero
         # gradient), whichever heads a minibatch's decisions happen to use
         for prm in pol.policy_parameters():
@@ -336,7 +343,7 @@ class Trainer:
         def step(loss: torch.Tensor) -> None:
             t0 = clock()
             self.opt_policy.zero_grad(set_to_none=False)
-            if loss.requires_grad:    # (every advantage 0 and no SFT term: a zero-gradient step)
+            if loss.requires_grad:    # (every advantage 0 and no supervised term: a zero-gradient step)
                 loss.backward()
             if cfg.grad_clip:
                 torch.nn.utils.clip_grad_norm_(pol.policy_parameters(), cfg.grad_clip)
@@ -359,48 +366,115 @@ class Trainer:
                             progress("update", 1, 0)
                     if nxt is None:
                         break
-                    mb, demos, good = nxt
-                    t0 = clock()
-                    loss, stats = self._ppo_loss(mb)
-                    t1 = clock()
-                    t_ppo += t1 - t0
+                    loss, stats = self._step_loss(*nxt, times)
                     for k, v in stats.items():
                         agg[k] += v
-                    n_pg += bool(stats)
-                    n += 1
-                    if demos is not None:
-                        sft = demo_loss(pol, demos)
-                        loss = loss + cfg.sft_coef * sft
-                        agg["policy/sft_loss"] += float(sft.detach())
-                    if good is not None:
-                        # self-imitation: the planner's own rewarded decisions, unclipped
-                        sil = self_imitation_loss(pol, good)
-                        loss = loss + cfg.self_imitation * sil
-                        agg["policy/self_imitation_loss"] += float(sil.detach())
-                    t_ptx += clock() - t1
+                        steps[k] += 1
                     pending = ex.submit(step, loss)
             finally:
                 if pending is not None:      # (an error here: the step under way ends before the update does)
                     pending.exception()
         if tm is not None:
-            tm.update(update_ppo=t_ppo, update_ptx=t_ptx, update_step=t_step[0])
-        return {k: v / (n if k in ("policy/sft_loss", "policy/self_imitation_loss") else max(1, n_pg))
-                for k, v in agg.items()}
+            tm.update(update_ppo=times["samples"], update_ptx=t_ptx + times["supervised"], update_step=t_step[0])
+        return {k: v / steps[k] for k, v in agg.items()}
+
+    def _step_loss(self, mb: Minibatch, demos: list[Demo] | None, own: list | None,
+                   times: Counter) -> tuple[torch.Tensor, dict]:
+        """One optimiser step's policy loss and what it logs, top to bottom: for each term in
+        use (``cfg.loss_terms`` with a non-zero coefficient, :mod:`navrl.rl.losses`), score the
+        sources it reads that this step has not scored yet (:meth:`_source`), call it, add
+        weight × term and log its value. A term whose source this step lacks (every sample of
+        the minibatch left out, no demonstrations, an empty self-imitation buffer) is left out.
+
+        Terms on the sampled outputs are token means over the samples scored; those left out
+        for a zero advantage (every term then ``zero_advantage_free``) count in the
+        minibatch's token-mean denominator: the term is scaled by ``mb.scale``. Their weighted
+        sum, unscaled, is logged as ``policy/loss`` beside :func:`~navrl.rl.losses.sample_stats`.
+        ``times`` gets the seconds spent on the sampled outputs' terms (``samples``) and on
+        the others (``supervised``)."""
+        clock = time.perf_counter
+        x = LossInputs(clip_eps=self.cfg.clip_eps)
+        have: dict[str, bool] = {}
+        loss = pg = None
+        stats: dict[str, float] = {}
+        for spec, w in self.loss_terms:
+            t0 = clock()
+            for src in spec.reads:
+                if src not in have:
+                    got = self._source(src, mb, demos, own, have)
+                    have[src] = got is not None
+                    if got:
+                        x = replace(x, **got)
+            if all(have[src] for src in spec.reads):
+                value = spec.fn(x)
+                term = w * value
+                if spec.reads_samples:
+                    pg = term if pg is None else pg + term
+                    term = term * mb.scale
+                loss = term if loss is None else loss + term
+                if spec.log:
+                    stats[spec.log] = float(value.detach())
+            times["samples" if spec.reads_samples else "supervised"] += clock() - t0
+        if have.get("samples"):
+            t0 = clock()
+            stats = {"policy/loss": float(pg.detach()), **sample_stats(x), **stats}
+            times["samples"] += clock() - t0
+        return (torch.zeros(()) if loss is None else loss), stats
+
+    def _source(self, src: str, mb: Minibatch, demos: list[Demo] | None, own: list | None,
+                have: dict[str, bool]) -> dict | None:
+        """The :class:`~navrl.rl.losses.LossInputs` fields of source ``src`` for this step
+        (:data:`~navrl.rl.losses.LossSource`), or None when the step has none.
+
+        The sampled outputs are scored at the rollout temperature: the recorded old log-probs
+        are of the tempered policy the rollouts sampled from, so that is the policy this
+        update trains. Identical (prompt, output) pairs are scored once and their rows
+        repeated (``mb.rows``): the same loss and gradient. Demonstrations and self-imitation
+        items are scored at temperature 1 (SFT's distribution)."""
+        pol, T = self.policy, self.cfg.rollout_temperature
+        if src == "samples":
+            if mb.empty:
+                return None
+            sb = pol.score(mb.prompts, mb.outputs, temperature=T)
+            rows = mb.rows
+            logp, mask, ent = sb.logprobs[rows], sb.mask[rows], sb.entropy[rows]
+            return dict(logp=logp, old_logp=mb.old_width(logp.shape[1]), advantages=mb.advantages, mask=mask,
+                        entropy=ent)
+        if src == "entropy":      # (scored with the samples)
+            return {} if have.get("samples") else None
+        if src == "reference":
+            if not have.get("samples"):
+                return None
+            with torch.no_grad():
+                return dict(ref_logp=self.ref_policy.score(mb.prompts, mb.outputs, temperature=T).logprobs[mb.rows])
+        if src == "demos":
+            if demos is None:
+                return None
+            sb = pol.score([d.prompt for d in demos], [pol.encode_demo(d.prompt, d.target) for d in demos])
+            return dict(demo_logp=sb.logprobs, demo_mask=sb.mask)
+        if src == "own":
+            if not own:
+                return None
+            sb = pol.score([p for p, _ in own], [ids for _, ids in own])
+            return dict(own_logp=sb.logprobs, own_mask=sb.mask)
+        raise ValueError(f"unknown loss source {src!r}")
 
     def _minibatch_draws(self, mbs: list[Minibatch]):
         """(minibatch, PPO-ptx demonstrations or None, self-imitation items or None) for each
         optimiser step of the update, in order: each epoch's shuffle, then per minibatch its
-        demonstrations and self-imitation items, drawn from the trainer's RNG when asked for."""
+        demonstrations and self-imitation items (when a term in use reads them), drawn from
+        the trainer's RNG when asked for."""
         cfg = self.cfg
+        reads = {r for spec, _ in self.loss_terms for r in spec.reads}
         for _ in range(cfg.ppo_epochs):
             order = list(mbs)
             self.rng.shuffle(order)
             for mb in order:
-                demos = self._ptx_demos() if cfg.sft_coef > 0 else None
-                good = None
-                if cfg.self_imitation > 0 and self.good:
-                    good = self.rng.sample(list(self.good), min(cfg.sft_batch_size, len(self.good)))
-                yield mb, demos, good
+                demos = self._ptx_demos() if "demos" in reads else None
+                own = None
+                if "own" in reads and self.good:
+                    own = self.rng.sample(list(self.good), min(cfg.sft_batch_size, len(self.good)))
+                yield mb, demos, own
 
     def _ptx_demos(self) -> list[Demo]:
         """One minibatch's PPO-ptx demonstrations (and their augmentation), drawn from the
@@ -413,35 +487,10 @@ class Trainer:
         return demos
 
     def _ptx_loss(self) -> torch.Tensor:
-        """PPO-ptx's supervised term of one minibatch (scalar, with grad): keep fitting the
-        demonstrations so the few tasks of one update cannot pull the planner away from
-        everything SFT taught it. Draws the demonstrations (and their augmentation) from the
-        trainer's RNG."""
+        """PPO-ptx's supervised loss of one minibatch on its own (scalar, with grad; the
+        reference update of tests/rl/test_update_identity.py): draws the demonstrations (and
+        their augmentation) from the trainer's RNG."""
         return demo_loss(self.policy, self._ptx_demos())
-
-    def _ppo_loss(self, mb: Minibatch) -> tuple[torch.Tensor, dict]:
-        """The clipped PPO loss of one minibatch (and its stats; none when no sample is scored).
-
-        Samples left out for a zero advantage contribute exactly nothing to the clipped
-        surrogate or its gradient when no KL or entropy term is on; the loss keeps the whole
-        minibatch's token-mean denominator (``mb.scale``): the same step. Identical (prompt,
-        output) pairs are scored once and their rows repeated: the same loss and gradient."""
-        cfg, pol = self.cfg, self.policy
-        if mb.empty:
-            return torch.zeros(()), {}
-        # score at the rollout temperature: the recorded old log-probs are of the tempered
-        # policy the rollouts sampled from, so that is the policy this update trains
-        T = cfg.rollout_temperature
-        sb = pol.score(mb.prompts, mb.outputs, temperature=T)
-        rows = mb.rows
-        logp, mask, ent = sb.logprobs[rows], sb.mask[rows], sb.entropy[rows]
-        ref = None
-        if self.ref_policy is not None:
-            with torch.no_grad():
-                ref = self.ref_policy.score(mb.prompts, mb.outputs, temperature=T).logprobs[rows]
-        out = ppo_policy_loss(logp, mb.old_width(logp.shape[1]), mb.advantages, mask, cfg.clip_eps, ref_logp=ref,
-                              kl_coef=cfg.kl_coef, entropy=ent, entropy_coef=cfg.entropy_coef)
-        return out.loss * mb.scale, {k: float(v) for k, v in out.stats().items()}
 
     @staticmethod
     def _rollout_metrics(trajs) -> dict:
