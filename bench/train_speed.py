@@ -37,14 +37,15 @@ def main() -> None:
     base = get_preset(name)
     preset = replace(base, sft=replace(base.sft, n_tasks=200, epochs=2) if not a.text else
                      SFTConfig(n_tasks=200, epochs=2, lr=4e-3, batch_size=16),
-                     train=replace(base.train, torch_threads=a.threads))
-    cfg = replace(preset.train, tasks_per_update=16, rollouts_per_task=8, max_steps=30, critic_warmup_updates=1)
+                     train=base.train.override({"run.torch_threads": a.threads}))
+    cfg = preset.train.override({"rollout.tasks_per_update": 16, "rollout.rollouts_per_task": 8,
+                                 "rollout.max_steps": 30, "critic.critic_warmup_updates": 1})
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()
         policy, demos = _warm_start(preset, tmp, a.sft_cache)
         print(f"{name}: short SFT warm start {time.perf_counter() - t0:.0f} s ({policy.n_params():,} parameters), "
               f"{a.threads} torch threads")
-        tr = Trainer(policy, cfg, tmp, log=False, sft_demos=demos if cfg.sft_coef > 0 else None)
+        tr = Trainer(policy, cfg, tmp, log=False, sft_demos=demos if cfg.policy.sft_coef > 0 else None)
         walls, phases = [], []
         for _ in range(a.updates):
             rt0 = dict(tr.runner.timings)

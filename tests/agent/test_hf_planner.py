@@ -220,9 +220,11 @@ def test_sft_lowers_the_loss(models, kind, lora):
 
 # ---------------------------------------------------------------------------------- PPO
 def _tiny_train_cfg(**kw) -> TrainConfig:
-    base = dict(tasks_per_update=1, rollouts_per_task=2, max_steps=2, critic_warmup_updates=0, minibatch_size=16,
-                eval_every=0, torch_threads=1, policy_lr=1e-3, critic_steps=1)
-    return TrainConfig(**{**base, **kw})
+    """(``kw``: policy-section fields)"""
+    base = {"rollout.tasks_per_update": 1, "rollout.rollouts_per_task": 2, "rollout.max_steps": 2,
+            "critic.critic_warmup_updates": 0, "policy.minibatch_size": 16, "run.eval_every": 0, "run.torch_threads": 1,
+            "policy.policy_lr": 1e-3, "critic.critic_steps": 1}
+    return TrainConfig().override({**base, **{f"policy.{k}": v for k, v in kw.items()}})
 
 
 @pytest.mark.parametrize("kind,lora", [("vlm", True), ("vlm", False), ("causal", True)])

@@ -79,4 +79,4 @@ def test_policies_without_augmentation_return_the_prompt_and_bad_shares_are_refu
     with pytest.raises(ConfigError):
         SFTConfig(augment=1.5).validate()
     with pytest.raises(ConfigError):
-        TrainConfig(sft_augment=-0.1).validate()
+        TrainConfig().override({"policy.sft_augment": -0.1}).validate()

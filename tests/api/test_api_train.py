@@ -63,7 +63,7 @@ def test_train_with_llm_judges_uses_their_verdicts_and_masks_an_outage(judge_env
     judge_env.responder = judge
     run = tmp_path / "run"
     args = ["train", "--preset", "quick-pointer", "--out", str(run), "--judge", "llm", "--judge-retries", "0",
-            "--set", "eval_episodes=2"]
+            "--set", "run.eval_episodes=2"]
     assert main([*args, "--init", str(sft_path), "--updates", "1"]) == 0
     first = [r for r in _records(run) if r["kind"] == "update"][0]
     # the server's verdicts, not the oracle's: every judged step is a success, none masked

@@ -287,7 +287,6 @@ def test_update_finishes_by_its_deadline_and_reports_stragglers(tmp_path):
     """One PPO update on slow devices: 5% of resets, actions and observations take 5 s, the
     rollout deadline is 2 s. (Seed 2 makes device 7's reset slow, so one episode at least
     straggles whatever the sampled policy does.)"""
-    from dataclasses import replace
 
     import torch
 
@@ -296,8 +295,9 @@ def test_update_finishes_by_its_deadline_and_reports_stragglers(tmp_path):
     from navrl.rl.trainer import Trainer
     torch.set_num_threads(1)
     preset = get_preset("quick-pointer")
-    cfg = replace(preset.train, tasks_per_update=4, rollouts_per_task=2, max_steps=6, critic_warmup_updates=0,
-                  rollout_deadline_s=2.0)
+    cfg = preset.train.override({"rollout.tasks_per_update": 4, "rollout.rollouts_per_task": 2,
+                                 "rollout.max_steps": 6, "critic.critic_warmup_updates": 0,
+                                 "rollout.rollout_deadline_s": 2.0})
     lat = LatencyConfig(act_s=0.02, tail_p=0.05, tail_s=5.0, seed=2)
     pool = DevicePool(LatencyBackend(PhoneWorldBackend(), lat), PoolConfig(size=8))
     tr = Trainer(build_policy(preset), cfg, tmp_path, devices=pool, log=False)

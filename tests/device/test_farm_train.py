@@ -44,7 +44,7 @@ def test_ppo_on_android_devices_through_adb(judge, tmp_path):
                    "--out", str(run), "--updates", "1", "--suite", f"synth:{suite}", "--devices", "android",
                    "--serials", ",".join(SERIALS), "--adb", f"127.0.0.1:{adb.port}",
                    "--reset", "clear:com.android.settings", "--judge-retries", "0",
-                   "--set", "critic_warmup_updates=0", "--set", "eval_episodes=2"])
+                   "--set", "critic.critic_warmup_updates=0", "--set", "run.eval_episodes=2"])
     finally:
         adb.close()
     assert rc == 0

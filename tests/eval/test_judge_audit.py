@@ -237,7 +237,8 @@ def test_a_trainer_under_a_noisy_judge_is_evaluated_by_its_exact_judge():
     from navrl.eval import evaluate_trainer
     from navrl.judge.sets import make_judges
     trainer = SimpleNamespace(policy=ExpertPlanner(), devices=None, grounder=AccessibilityGrounder(), logger=None,
-                              cfg=SimpleNamespace(eval_episodes=4, eval_suites=("test-ios",), seed=0),
+                              cfg=SimpleNamespace(run=SimpleNamespace(eval_episodes=4, eval_suites=("test-ios",),
+                                                                      seed=0)),
                               tasks=SimpleNamespace(suite="test-ios", name="test-ios"),
                               judges=make_judges("noisy:terminal_fn=1,terminal_fp=1"))
     res = evaluate_trainer(trainer)["test-ios"]

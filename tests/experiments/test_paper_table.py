@@ -107,7 +107,8 @@ def test_a_ppo_ptx_preset_trains_on_the_sft_stage_demonstrations(tmp_path, monke
     from navrl.experiments.paper_table import Method, run_paper_table
     real = paper_table.get_preset
     monkeypatch.setattr(paper_table, "get_preset",
-                        lambda name, **kw: real(name, **{**kw, "sft_coef": 1.0, "critic_warmup_updates": 0}))
+                        lambda name, over=None: real(name, {**(over or {}), "policy.sft_coef": 1.0,
+                                                            "critic.critic_warmup_updates": 0}))
     cfg = TableConfig(preset="quick", updates=1, eval_at=[0, 1], eval_episodes=2, suites=["test-ios"],
                       methods=[Method("PPO", "ppo")], rl_seeds=[0])
     run_paper_table(cfg, tmp_path, log=lambda *_: None)

@@ -90,15 +90,15 @@ def test_a_decorated_function_trains_one_update_by_name_from_the_cli(init_policy
     assert NAME not in registered_estimators()
     run = tmp_path / "run"
     rc = main(["train", "--preset", "quick", "--init", str(init_policy), "--out", str(run), "--updates", "1",
-               "--plugin", str(plugin), "--estimator", NAME, "--set", "eval_suites=[\"test-ios\"]",
-               "--set", "minibatch_size=100000"])   # one minibatch: every PPO ratio is exactly 1
+               "--plugin", str(plugin), "--estimator", NAME, "--set", "run.eval_suites=[\"test-ios\"]",
+               "--set", "policy.minibatch_size=100000"])   # one minibatch: every PPO ratio is exactly 1
     assert rc == 0, capsys.readouterr().err
     # the decorator alone registered it, with the docstring and the declared needs
     assert NAME in registered_estimators()
     spec = estimator_spec(NAME)
     assert (spec.critic, spec.needs_state_hashes, spec.min_rollouts_per_task) == (None, False, 2)
     assert spec.doc.startswith("A constant advantage")
-    assert TrainConfig(estimator=NAME).validate().estimator == NAME
+    assert TrainConfig().override({"advantage.estimator": NAME}).validate().advantage.estimator == NAME
     # the trainer called it once, without critic values (critic-free), on 2 tasks x 2 rollouts
     calls = [json.loads(x) for x in marker.read_text().splitlines()]
     assert len(calls) == 1 and calls[0]["shape"][0] == 4 and calls[0]["values"] is False
@@ -113,9 +113,9 @@ def test_a_decorated_function_trains_one_update_by_name_from_the_cli(init_policy
     assert m["policy/pg_loss"] == pytest.approx(-PUSH, abs=1e-5)
     # the run's config records the name; resuming needs the plugin again, which is loaded once
     from navrl.rl.trainer import load_checkpoint_file
-    assert load_checkpoint_file(run)["config"]["estimator"] == NAME
+    assert load_checkpoint_file(run)["config"]["advantage"]["estimator"] == NAME
     rc = main(["train", "--preset", "quick", "--resume", "--out", str(run), "--updates", "1",
-               "--plugin", str(plugin), "--set", "eval_suites=[\"test-ios\"]"])
+               "--plugin", str(plugin), "--set", "run.eval_suites=[\"test-ios\"]"])
     assert rc == 0 and len(marker.read_text().splitlines()) == 1   # nothing left to train
 
 
@@ -149,10 +149,10 @@ def test_registering_a_name_twice_raises():
 def test_min_rollouts_per_task_is_enforced_by_the_config():
     register_estimator(NAME, min_rollouts_per_task=3)(_zero)
     with pytest.raises(ConfigError, match=rf"estimator {NAME} .*rollouts_per_task must be >= 3.*got 2"):
-        TrainConfig(estimator=NAME, rollouts_per_task=2).validate()
-    TrainConfig(estimator=NAME, rollouts_per_task=3).validate()
+        TrainConfig().override({"advantage.estimator": NAME, "rollout.rollouts_per_task": 2}).validate()
+    TrainConfig().override({"advantage.estimator": NAME, "rollout.rollouts_per_task": 3}).validate()
     with pytest.raises(ConfigError, match="rollouts_per_task must be >= 2"):
-        TrainConfig(estimator="grpo", rollouts_per_task=1).validate()
+        TrainConfig().override({"advantage.estimator": "grpo", "rollout.rollouts_per_task": 1}).validate()
 
 
 def test_the_trainer_reads_the_critic_kind_and_hashes_from_the_spec(tmp_path):
@@ -161,13 +161,14 @@ def test_the_trainer_reads_the_critic_kind_and_hashes_from_the_spec(tmp_path):
     from navrl.rl.trainer import Trainer
     quick = get_preset("quick")
     register_estimator(NAME)(_zero)
-    cfg = TrainConfig(estimator=NAME)
+    cfg = TrainConfig().override({"advantage.estimator": NAME})
     assert cfg.uses_critic is False and cfg.policy_frozen(0) is False
     unregister_estimator(NAME)
     register_estimator(NAME, critic="gigppo", needs_state_hashes=True)(_zero)
-    assert TrainConfig(estimator=NAME).uses_critic and TrainConfig(estimator=NAME).policy_frozen(0)
-    tr = Trainer(build_tiny_policy(quick), TrainConfig.from_dict({**quick.train.to_dict(), "estimator": NAME}),
-                 tmp_path, log=False)
+    cfg = TrainConfig().override({"advantage.estimator": NAME})
+    assert cfg.uses_critic and cfg.policy_frozen(0)
+    cfg = TrainConfig.from_dict({**quick.train.to_dict(), "advantage.estimator": NAME})
+    tr = Trainer(build_tiny_policy(quick), cfg, tmp_path, log=False)
     assert tr.critic.kind == "gigppo" and tr.runner.cfg.phash is True
     tr = Trainer(build_tiny_policy(quick), quick.train, tmp_path / "ppo", log=False)   # ppo: value critic
     assert tr.critic.kind == "value" and tr.runner.cfg.phash is False
@@ -186,7 +187,7 @@ def test_bad_specs_are_refused_at_decoration_time():
     with pytest.raises(UnknownEstimatorError):
         unregister_estimator(NAME)
     with pytest.raises(ConfigError, match="unknown estimator"):
-        TrainConfig(estimator=NAME).validate()
+        TrainConfig().override({"advantage.estimator": NAME}).validate()
 
 
 def test_the_docs_table_and_example_match_the_registry():

@@ -9,7 +9,6 @@ from __future__ import annotations
 import copy
 import json
 from contextlib import contextmanager
-from dataclasses import replace
 
 import pytest
 import torch
@@ -38,7 +37,7 @@ def _trainer(quick, policy, run, successes=(), fail_at: dict | None = None, **cf
     """A trainer whose ``train_step`` completes update n with training success
     ``successes[n - 1]`` (0.5 past the list) and raises ``fail_at[n]`` instead of completing
     update n (an Outage after counting it, as the real update does; anything else before)."""
-    tr = Trainer(copy.deepcopy(policy), replace(quick.train, **cfg), run)
+    tr = Trainer(copy.deepcopy(policy), quick.train.override({f"run.{k}": v for k, v in cfg.items()}), run)
     tr.steps = 0
 
     def step(progress=None):
@@ -99,7 +98,7 @@ def test_fit_runs_to_the_target_calling_each_hook_in_order(quick, policy, tmp_pa
 def test_the_target_is_the_runs_total_so_a_resumed_run_runs_the_rest(quick, policy, tmp_path) -> None:
     tr = _trainer(quick, policy, tmp_path, num_updates=5)
     tr.update = 2                                      # as Trainer.resume leaves it
-    res = tr.fit()                                     # default: cfg.num_updates
+    res = tr.fit()                                     # default: cfg.run.num_updates
     assert (res.start, res.target, res.updates, tr.steps, tr.update) == (2, 5, 3, 3, 5)
     ev: list = []
     res = tr.fit(4, [Recorder("a", ev)])               # already past the target: no update
@@ -265,7 +264,7 @@ def test_progress_on_a_display_and_as_lines(quick, policy, tmp_path) -> None:
 def test_fit_leaves_the_run_as_a_bare_train_step_loop_does(quick, policy, tmp_path) -> None:
     """Two real updates through fit, with a snapshot before each update and a checkpoint after
     each, give the same weights, RNG state and metrics rows as two bare train_step calls."""
-    cfg = replace(quick.train, critic_warmup_updates=0)
+    cfg = quick.train.override({"critic.critic_warmup_updates": 0})
     runs = {}
     for name in ("loop", "fit"):
         torch.manual_seed(0)
@@ -289,7 +288,7 @@ def test_fit_leaves_the_run_as_a_bare_train_step_loop_does(quick, policy, tmp_pa
 # ------------------------------------------------------------------ the CLI's wiring
 def test_navrl_trains_callbacks_checkpoint_evaluate_and_show_progress(quick, policy, tmp_path, monkeypatch) -> None:
     """``navrl train`` / ``navrl demo`` (train_with_progress): a checkpoint every
-    cfg.checkpoint_every updates and at the end, an evaluation every N updates but the last
+    cfg.run.checkpoint_every updates and at the end, an evaluation every N updates but the last
     (the command evaluates after training), the SIGINT handler put back afterwards."""
     import signal
 

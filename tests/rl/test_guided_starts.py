@@ -3,8 +3,6 @@ on), the learner the rest; the guide hands over instead of completing; the train
 only multi-app task groups, with the same k for all siblings."""
 from __future__ import annotations
 
-from dataclasses import replace
-
 import pytest
 
 from navrl.agent.guided import GuidedPlanner
@@ -73,8 +71,10 @@ def test_trainer_guides_multi_app_groups_only_and_never_trains_on_guide_steps(tm
     from navrl.rl.batch import Batch
     from navrl.rl.presets import get_preset
     pol = PointerPlanner(phone_world_vocabulary(n_tasks=40), PointerConfig(d_model=32, n_layers=1, n_heads=2, d_ff=64))
-    cfg = replace(get_preset("demo").train, tasks_per_update=4, rollouts_per_task=2, max_steps=6, num_updates=1,
-                  task_pool=0, sft_coef=0.0, torch_threads=1, guided_start=1.0)
+    cfg = get_preset("demo").train.override({"rollout.tasks_per_update": 4, "rollout.rollouts_per_task": 2,
+                                             "rollout.max_steps": 6, "run.num_updates": 1, "data.task_pool": 0,
+                                             "policy.sft_coef": 0.0, "run.torch_threads": 1,
+                                             "exploration.guided_start": 1.0})
 
     class Tasks:
         def sample(self, k, rng):
@@ -103,14 +103,15 @@ def test_trainer_guides_multi_app_groups_only_and_never_trains_on_guide_steps(tm
 
 def test_guided_start_is_checked_and_needs_a_guide_off_the_phone_world(tmp_path):
     with pytest.raises(ConfigError):
-        TrainConfig(guided_start=1.5).validate()
+        TrainConfig().override({"exploration.guided_start": 1.5}).validate()
     from navrl.agent.policy.pointer import PointerConfig, PointerPlanner, phone_world_vocabulary
     pol = PointerPlanner(phone_world_vocabulary(n_tasks=40), PointerConfig(d_model=32, n_layers=1, n_heads=2, d_ff=64))
 
     class Web:
         def sample(self, k, rng):
             return []
+    guided = TrainConfig().override({"exploration.guided_start": 0.5})
     with pytest.raises(ConfigError, match="needs a guide"):
-        Trainer(pol, TrainConfig(guided_start=0.5), tmp_path / "r", log=False, tasks=Web())
+        Trainer(pol, guided, tmp_path / "r", log=False, tasks=Web())
     with pytest.raises(ConfigError, match="needs a guide"):     # a guide, but how long its prefixes are is unknown
-        Trainer(pol, TrainConfig(guided_start=0.5), tmp_path / "r", log=False, tasks=Web(), guide=ExpertPlanner())
+        Trainer(pol, guided, tmp_path / "r", log=False, tasks=Web(), guide=ExpertPlanner())

@@ -1,6 +1,6 @@
 """The policy loss's terms (navrl.rl.losses): a registry of pure functions, each pinned on a
 hand-computed case, blind to masked rows (even holding inf or NaN), selected by name in
-``TrainConfig.loss_terms`` (an unknown name is a ConfigError, exit 2 from the CLI)."""
+``TrainConfig.policy.loss_terms`` (an unknown name is a ConfigError, exit 2 from the CLI)."""
 from __future__ import annotations
 
 import math
@@ -41,14 +41,14 @@ def registry_unchanged():
 
 def test_the_registry_is_the_list_of_terms_and_the_config_names_them_all():
     assert set(BUILTIN) <= set(registered_losses())
-    assert TrainConfig().loss_terms == BUILTIN
+    assert TrainConfig().policy.loss_terms == BUILTIN
     got = {n: (loss_spec(n).coef, loss_spec(n).maximise, loss_spec(n).reads, loss_spec(n).zero_advantage_free)
            for n in BUILTIN}
     assert got == {"ppo_clip": (None, False, ("samples",), True),
-                   "kl_ref": ("kl_coef", False, ("samples", "reference"), False),
-                   "entropy": ("entropy_coef", True, ("samples", "entropy"), False),
-                   "ptx": ("sft_coef", False, ("demos",), True),
-                   "self_imitation": ("self_imitation", False, ("own",), True)}
+                   "kl_ref": ("policy.kl_coef", False, ("samples", "reference"), False),
+                   "entropy": ("policy.entropy_coef", True, ("samples", "entropy"), False),
+                   "ptx": ("policy.sft_coef", False, ("demos",), True),
+                   "self_imitation": ("exploration.self_imitation", False, ("own",), True)}
     assert [loss_spec(n).fn for n in BUILTIN] == [ppo_clip, kl_ref, entropy_bonus, ptx, self_imitation]
     for n in BUILTIN:
         assert "Returns a scalar" in loss_spec(n).doc and "[" in loss_spec(n).doc     # shapes in the docstring
@@ -57,10 +57,11 @@ def test_the_registry_is_the_list_of_terms_and_the_config_names_them_all():
 def test_terms_in_use_are_those_with_a_nonzero_coefficient_weighted_by_it():
     cfg = TrainConfig()
     assert [(s.name, w) for s, w in cfg.policy_loss] == [("ppo_clip", 1.0)]
-    cfg = replace(cfg, kl_coef=0.1, entropy_coef=0.01, sft_coef=0.5, self_imitation=0.3)
+    cfg = cfg.override({"policy.kl_coef": 0.1, "policy.entropy_coef": 0.01, "policy.sft_coef": 0.5,
+                        "exploration.self_imitation": 0.3})
     assert [(s.name, w) for s, w in cfg.policy_loss] == [
         ("ppo_clip", 1.0), ("kl_ref", 0.1), ("entropy", -0.01), ("ptx", 0.5), ("self_imitation", 0.3)]
-    cfg = replace(cfg, loss_terms=("ptx", "ppo_clip"))
+    cfg = cfg.override({"policy.loss_terms": ("ptx", "ppo_clip")})
     assert [s.name for s, _ in cfg.validate().policy_loss] == ["ptx", "ppo_clip"]      # in the configured order
 
 
@@ -165,18 +166,18 @@ def test_a_zero_advantage_row_adds_nothing_to_ppo_clip_but_does_to_kl_and_entrop
 # ------------------------------------------------------------------ names
 def test_an_unknown_term_name_is_a_config_error():
     with pytest.raises(UnknownLossError) as e:
-        TrainConfig(loss_terms=("ppo_clip", "ppo_klip")).validate()
+        TrainConfig().override({"policy.loss_terms": ("ppo_clip", "ppo_klip")}).validate()
     assert isinstance(e.value, ConfigError) and "ppo_klip" in str(e.value) and "ppo_clip" in str(e.value)
     with pytest.raises(ConfigError, match="unknown loss term 'nope'"):
-        get_preset("quick", loss_terms=("nope",))
+        get_preset("quick", {"policy.loss_terms": ("nope",)})
     with pytest.raises(ConfigError, match="unknown loss term"):
-        TrainConfig.from_dict({"loss_terms": ["ppo_clip", "nope"]})
+        TrainConfig.from_dict({"policy": {"loss_terms": ["ppo_clip", "nope"]}})
     with pytest.raises(ConfigError, match="twice"):
-        TrainConfig(loss_terms=("ppo_clip", "ppo_clip")).validate()
+        TrainConfig().override({"policy.loss_terms": ("ppo_clip", "ppo_clip")}).validate()
 
 
 def test_an_unknown_term_name_on_the_command_line_exits_2(capsys):
-    assert main(["train", "--preset", "quick", "--set", 'loss_terms=["ppo_clip","nope"]']) == 2
+    assert main(["train", "--preset", "quick", "--set", 'policy.loss_terms=["ppo_clip","nope"]']) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "unknown loss term 'nope'" in err[0]
 
@@ -186,7 +187,7 @@ def test_a_registered_term_is_configurable_by_name_and_names_are_unique():
     def logp_l2(x: LossInputs) -> torch.Tensor:
         """Squared log-ratio, token mean. Reads ``logp``, ``old_logp`` [N, L]. Returns a scalar."""
         return ((x.logp - x.old_logp) ** 2)[x.mask].mean()
-    cfg = TrainConfig(loss_terms=("ppo_clip", "test_logp_l2")).validate()
+    cfg = TrainConfig().override({"policy.loss_terms": ("ppo_clip", "test_logp_l2")}).validate()
     assert [(s.name, w) for s, w in cfg.policy_loss] == [("ppo_clip", 1.0), ("test_logp_l2", 1.0)]
     with pytest.raises(DuplicateLossError):
         register_loss("test_logp_l2")(logp_l2)
@@ -209,8 +210,9 @@ def test_the_trainer_adds_each_term_in_use_times_its_weight_and_logs_it(tmp_path
         calls.append(x.logp.shape)
         return x.logp.sum() * 0.0 + 0.25
     preset = get_preset("quick")
-    cfg = replace(preset.train, critic_warmup_updates=0, tasks_per_update=2, rollouts_per_task=2, max_steps=4,
-                  loss_terms=("ppo_clip", "ptx", "test_const"), sft_coef=0.0)
+    cfg = preset.train.override({"critic.critic_warmup_updates": 0, "rollout.tasks_per_update": 2,
+                                 "rollout.rollouts_per_task": 2, "rollout.max_steps": 4,
+                                 "policy.loss_terms": ("ppo_clip", "ptx", "test_const"), "policy.sft_coef": 0.0})
     torch.manual_seed(0)
     tr = Trainer(build_tiny_policy(preset), cfg, tmp_path, log=False)
     assert [(s.name, w) for s, w in tr.loss_terms] == [("ppo_clip", 1.0), ("test_const", 1.0)]

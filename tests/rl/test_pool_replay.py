@@ -64,18 +64,18 @@ def test_state_round_trips_and_bad_temperature_is_refused():
     q.load(r.state())
     assert q.scores == r.scores and q.last_drawn == r.last_drawn
     with pytest.raises(ConfigError):
-        TrainConfig(pool_replay=-1.0).validate()
+        TrainConfig().override({"data.pool_replay": -1.0}).validate()
 
 
 def test_trainer_scores_the_tasks_it_drew(tmp_path):
-    from dataclasses import replace
 
     from navrl.agent.policy.pointer import PointerConfig, PointerPlanner, phone_world_vocabulary
     from navrl.rl.presets import get_preset
     from navrl.rl.trainer import Trainer
     pol = PointerPlanner(phone_world_vocabulary(n_tasks=40), PointerConfig(d_model=32, n_layers=1, n_heads=2, d_ff=64))
-    cfg = replace(get_preset("demo").train, tasks_per_update=2, rollouts_per_task=3, max_steps=4, num_updates=4,
-                  task_pool=5, pool_replay=0.3, sft_coef=0.0, torch_threads=1)
+    cfg = get_preset("demo").train.override({"rollout.tasks_per_update": 2, "rollout.rollouts_per_task": 3,
+                                             "rollout.max_steps": 4, "run.num_updates": 4, "data.task_pool": 5,
+                                             "data.pool_replay": 0.3, "policy.sft_coef": 0.0, "run.torch_threads": 1})
     tr = Trainer(pol, cfg, tmp_path / "run", log=False)
     drawn = []
     for _ in range(4):

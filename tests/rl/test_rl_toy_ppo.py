@@ -62,7 +62,7 @@ def train(cfg: TrainConfig, num_updates: int, seed: int = 0, snapshot_at: int | 
     torch.manual_seed(seed)
     gen = torch.Generator().manual_seed(seed)
     policy, head = TinyPlanner(), ValueHead(DIM)
-    policy_opt = torch.optim.Adam(policy.parameters(), lr=cfg.policy_lr)
+    policy_opt = torch.optim.Adam(policy.parameters(), lr=cfg.policy.policy_lr)
     critic_opt = torch.optim.Adam(head.parameters(), lr=cfg.critic_lr)
     n = cfg.trajectories_per_update
     critic_losses: list[float] = []
@@ -76,9 +76,9 @@ def train(cfg: TrainConfig, num_updates: int, seed: int = 0, snapshot_at: int | 
                 )
             )
         # ---- rollouts (no grad) ---------------------------------------------------------
-        task = torch.randint(0, 2, (cfg.tasks_per_update,), generator=gen)
-        ctx = task.repeat_interleave(cfg.rollouts_per_task)
-        group_ids = torch.arange(cfg.tasks_per_update).repeat_interleave(cfg.rollouts_per_task)
+        task = torch.randint(0, 2, (cfg.rollout.tasks_per_update,), generator=gen)
+        ctx = task.repeat_interleave(cfg.rollout.rollouts_per_task)
+        group_ids = torch.arange(cfg.rollout.tasks_per_update).repeat_interleave(cfg.rollout.rollouts_per_task)
         with torch.no_grad():
             hidden, logits = policy(ctx.unsqueeze(1))
             probs = torch.softmax(logits[:, 0, ACTIONS], dim=-1)
@@ -96,20 +96,20 @@ def train(cfg: TrainConfig, num_updates: int, seed: int = 0, snapshot_at: int | 
             step_mask=torch.ones(n, 1, dtype=torch.bool),
             valid=valid,
             group_ids=group_ids,
-            gamma=cfg.gamma,
+            gamma=cfg.advantage.gamma,
             values=values.double(),
-            whiten=cfg.whiten_advantages,
+            whiten=cfg.advantage.whiten_advantages,
         )
-        out = compute_advantages(cfg.estimator, inputs)
+        out = compute_advantages(cfg.advantage.estimator, inputs)
         adv, returns = out.advantages.float(), out.returns.float()
 
         # ---- update -----------------------------------------------------------------------
         frozen = cfg.policy_frozen(update)
-        for _ in range(cfg.ppo_epochs):
+        for _ in range(cfg.policy.ppo_epochs):
             hidden, logits = policy(ctx.unsqueeze(1))
             logp = action_logp(logits[:, 0], actions)
             pol = ppo_policy_loss(
-                logp, old_logp, adv[:, 0], torch.ones(n, 1, dtype=torch.bool), cfg.clip_eps, valid=valid
+                logp, old_logp, adv[:, 0], torch.ones(n, 1, dtype=torch.bool), cfg.policy.clip_eps, valid=valid
             )
             # the critic reads the last prompt token; detached so its 100x LR never moves the policy
             v = head(
@@ -128,14 +128,9 @@ def train(cfg: TrainConfig, num_updates: int, seed: int = 0, snapshot_at: int | 
 
 
 def test_ppo_with_critic_learns_the_rewarded_token():
-    cfg = TrainConfig(
-        tasks_per_update=8,
-        rollouts_per_task=4,
-        policy_lr=3e-3,
-        critic_lr_ratio=10.0,
-        critic_warmup_updates=5,
-        ppo_epochs=2,
-    )
+    cfg = TrainConfig().override({"rollout.tasks_per_update": 8, "rollout.rollouts_per_task": 4,
+                                  "policy.policy_lr": 3e-3, "critic.critic_lr_ratio": 10.0,
+                                  "critic.critic_warmup_updates": 5, "policy.ppo_epochs": 2})
     torch.manual_seed(0)
     assert max(p_rewarded(TinyPlanner())) < 0.5  # starts near uniform over 4 actions
     run, _ = train(cfg, num_updates=200)
@@ -150,13 +145,9 @@ def test_ppo_with_critic_learns_the_rewarded_token():
 
 
 def test_policy_bit_identical_during_critic_warmup_while_critic_changes():
-    cfg = TrainConfig(
-        tasks_per_update=4,
-        rollouts_per_task=4,
-        policy_lr=3e-3,
-        critic_lr_ratio=100.0,
-        critic_warmup_updates=10,
-    )
+    cfg = TrainConfig().override({"rollout.tasks_per_update": 4, "rollout.rollouts_per_task": 4,
+                                  "policy.policy_lr": 3e-3, "critic.critic_lr_ratio": 100.0,
+                                  "critic.critic_warmup_updates": 10})
     assert cfg.policy_frozen(9) and not cfg.policy_frozen(10)
     torch.manual_seed(0)
     initial = TinyPlanner().state_dict()

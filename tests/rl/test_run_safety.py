@@ -44,7 +44,8 @@ def _lines(run) -> list[dict]:
 
 # ------------------------------------------------------------------ masking reaches no loss
 def test_masked_trajectories_never_reach_the_policy_or_critic_loss(quick, sft_path, tmp_path, monkeypatch) -> None:
-    cfg = replace(quick.train, critic_warmup_updates=0, tasks_per_update=2, rollouts_per_task=2)
+    cfg = quick.train.override({"critic.critic_warmup_updates": 0, "rollout.tasks_per_update": 2,
+                                "rollout.rollouts_per_task": 2})
     tr = Trainer(load_policy(sft_path), cfg, tmp_path, log=False)
     trajs, _ = tr.collect()
     bad = 1
@@ -71,8 +72,8 @@ def test_masked_trajectories_never_reach_the_policy_or_critic_loss(quick, sft_pa
     tr.loss_terms = [(replace(spec, fn=spy_terms(spec.fn)), w) for spec, w in tr.loss_terms]
     monkeypatch.setattr(trainer_mod, "critic_loss", spy_critic)
     tr.learn(trajs)
-    assert sum(policy_rows) == n_valid_samples * cfg.ppo_epochs       # only valid trajectories' outputs
-    assert len(critic_masks) >= cfg.critic_steps
+    assert sum(policy_rows) == n_valid_samples * cfg.policy.ppo_epochs       # only valid trajectories' outputs
+    assert len(critic_masks) >= cfg.critic.critic_steps
     for m in critic_masks:
         assert not m[bad].any()                                         # the critic never fits a masked step
         assert int(m.sum()) == n_valid_steps
@@ -81,7 +82,8 @@ def test_masked_trajectories_never_reach_the_policy_or_critic_loss(quick, sft_pa
 def test_an_invalid_trajectorys_content_changes_nothing(quick, sft_path, tmp_path) -> None:
     """Stronger than corrupting rewards: the masked trajectory's prompts, outputs and lengths
     change too, so any leak (loss terms, token-mean denominators, critic fits) shows."""
-    cfg = replace(quick.train, critic_warmup_updates=0, tasks_per_update=2, rollouts_per_task=2)
+    cfg = quick.train.override({"critic.critic_warmup_updates": 0, "rollout.tasks_per_update": 2,
+                                "rollout.rollouts_per_task": 2})
     base = load_policy(sft_path)
     tr0 = Trainer(copy.deepcopy(base), cfg, tmp_path / "a", log=False)
     trajs, _ = tr0.collect()
@@ -112,7 +114,7 @@ def test_an_invalid_trajectorys_content_changes_nothing(quick, sft_path, tmp_pat
 # ------------------------------------------------------------------ Ctrl-C and resume
 def test_ctrl_c_mid_update_saves_the_last_completed_update(quick, sft_path, tmp_path, capsys) -> None:
     from navrl.cli.cmd_train import train_with_progress
-    cfg = replace(quick.train, critic_warmup_updates=0, num_updates=3, checkpoint_every=10)
+    cfg = quick.train.override({"critic.critic_warmup_updates": 0, "run.num_updates": 3, "run.checkpoint_every": 10})
     torch.manual_seed(0)
     ref = Trainer(load_policy(sft_path), cfg, tmp_path / "ref", log=False)
     ref.train_step()
@@ -146,7 +148,7 @@ def test_ctrl_c_mid_update_saves_the_last_completed_update(quick, sft_path, tmp_
 
 
 def test_resume_after_a_torn_line_leaves_a_well_formed_file(quick, sft_path, tmp_path) -> None:
-    cfg = replace(quick.train, critic_warmup_updates=1, num_updates=4)
+    cfg = quick.train.override({"critic.critic_warmup_updates": 1, "run.num_updates": 4})
     run = tmp_path / "run"
     a = Trainer(load_policy(sft_path), cfg, run)
     a.train_step()
@@ -175,7 +177,7 @@ def _all_masked(trajs):
 
 
 def test_fully_masked_updates_are_not_results_and_stop_the_run(quick, sft_path, tmp_path) -> None:
-    cfg = replace(quick.train, critic_warmup_updates=0, max_masked_updates=2)
+    cfg = quick.train.override({"critic.critic_warmup_updates": 0, "run.max_masked_updates": 2})
     tr = Trainer(load_policy(sft_path), cfg, tmp_path)
     real = tr.collect
     outage = {"on": True}
@@ -218,3 +220,26 @@ def test_cli_stops_a_fully_masked_run_with_exit_3_and_a_checkpoint(sft_path, tmp
     assert st["update"] == 2 and st["masked_streak"] == 2
     recs = _lines(run)
     assert [x["update"] for x in recs] == [1, 2] and all(x["success"] is None for x in recs)
+
+
+def test_cli_resumes_a_run_whose_checkpoint_an_earlier_version_wrote(sft_path, tmp_path, capsys) -> None:
+    """A checkpoint's config as navrl wrote it before TrainConfig had sections (flat names):
+    ``navrl train --resume`` moves its names to their sections and carries on; the same flat
+    name given with ``--set`` is refused."""
+    from navrl.cli.main import main
+    run = tmp_path / "run"
+    base = ["train", "--preset", "quick", "--init", str(sft_path), "--set", "run.eval_suites=[\"test-ios\"]",
+            "--set", "run.eval_episodes=2"]
+    assert main([*base, "--out", str(run), "--updates", "1", "--set", "policy.clip_eps=0.25"]) == 0
+    path = run / "checkpoints" / "update_00001.pt"
+    st = torch.load(path, map_location="cpu", weights_only=False)
+    flat = {k: v for section in st["config"].values() for k, v in section.items()}
+    assert flat["clip_eps"] == 0.25 and len(flat) == 43
+    st["config"] = {k: v for k, v in flat.items() if k != "loss_terms"}     # (no loss_terms then)
+    torch.save(st, path)
+    capsys.readouterr()
+    assert main([*base, "--resume", "--out", str(run), "--updates", "2"]) == 0
+    st = trainer_mod.load_checkpoint_file(run)
+    assert st["update"] == 2 and st["config"]["policy"]["clip_eps"] == 0.25      # saved in sections now
+    assert main([*base, "--resume", "--out", str(run), "--updates", "3", "--set", "clip_eps=0.3"]) == 2
+    assert "'clip_eps' is now 'policy.clip_eps'" in capsys.readouterr().err

@@ -43,4 +43,4 @@ def test_one_step_on_the_term_raises_the_likelihood_of_the_buffer():
     with torch.no_grad():
         after = float(self_imitation_loss(pol, items))
     assert after < before - 0.05, (before, after)
-    assert TrainConfig().self_imitation == 0.0          # off unless asked for
+    assert TrainConfig().exploration.self_imitation == 0.0          # off unless asked for

@@ -1,4 +1,4 @@
-"""TrainConfig.task_pool: a fixed pool of train tasks cycled tasks_per_update at a time."""
+"""TrainConfig.data.task_pool: a fixed pool of train tasks cycled tasks_per_update at a time."""
 from __future__ import annotations
 
 import pytest
@@ -9,8 +9,10 @@ from navrl.rl.trainer import Trainer
 
 
 def _trainer(tmp_path, **kw):
+    """(``kw``: data-section fields)"""
     p = PointerPlanner(["tap", "the"], PointerConfig(d_model=16, n_layers=1, n_heads=2, d_ff=16))
-    cfg = TrainConfig(tasks_per_update=3, rollouts_per_task=2, max_steps=2, num_updates=1, **kw)
+    cfg = TrainConfig().override({"rollout.tasks_per_update": 3, "rollout.rollouts_per_task": 2, "rollout.max_steps": 2,
+                                  "run.num_updates": 1, **{f"data.{k}": v for k, v in kw.items()}})
     return Trainer(p, cfg, tmp_path, log=False)
 
 
@@ -39,4 +41,4 @@ def test_no_pool_draws_fresh_tasks(tmp_path):
 
 def test_negative_pool_is_refused():
     with pytest.raises(ConfigError):
-        TrainConfig(task_pool=-1).validate()
+        TrainConfig().override({"data.task_pool": -1}).validate()

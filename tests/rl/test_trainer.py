@@ -44,7 +44,7 @@ def test_sft_lowers_heldout_loss(sft_policy) -> None:
 
 def test_policy_frozen_during_warmup_then_changes(quick, sft_policy, tmp_path) -> None:
     policy = load_policy(sft_policy[0])
-    cfg = copy.replace(quick.train, critic_warmup_updates=1) if hasattr(copy, "replace") else quick.train
+    cfg = quick.train.override({"critic.critic_warmup_updates": 1})
     tr = Trainer(policy, cfg, tmp_path, log=False)
     p0 = _params(policy)
     c0 = [p.detach().clone() for p in tr.critic.parameters()]
@@ -59,8 +59,8 @@ def test_policy_frozen_during_warmup_then_changes(quick, sft_policy, tmp_path) -
 
 
 def test_update_ignores_invalid_trajectories(quick, sft_policy, tmp_path) -> None:
-    from dataclasses import replace
-    cfg = replace(quick.train, critic_warmup_updates=0, tasks_per_update=2, rollouts_per_task=2)
+    cfg = quick.train.override({"critic.critic_warmup_updates": 0, "rollout.tasks_per_update": 2,
+                                "rollout.rollouts_per_task": 2})
     base = load_policy(sft_policy[0])
     tr0 = Trainer(copy.deepcopy(base), cfg, tmp_path / "a", log=False)
     trajs, _ = tr0.collect()
@@ -84,8 +84,7 @@ def test_update_ignores_invalid_trajectories(quick, sft_policy, tmp_path) -> Non
 
 
 def test_resume_reproduces_the_next_update(quick, sft_policy, tmp_path) -> None:
-    from dataclasses import replace
-    cfg = replace(quick.train, critic_warmup_updates=1, num_updates=3)
+    cfg = quick.train.override({"critic.critic_warmup_updates": 1, "run.num_updates": 3})
     a = Trainer(load_policy(sft_policy[0]), cfg, tmp_path / "a", log=False)
     a.train_step()
     a.train_step()
@@ -144,24 +143,24 @@ def test_demonstration_prompts_show_the_targets_remaining_plan(quick) -> None:
 def test_sft_term_keeps_fitting_the_demonstrations(quick, sft_policy, tmp_path) -> None:
     """PPO-ptx: with sft_coef > 0 the same update lowers the demonstrations' loss, and without
     demonstrations such a config is refused up front."""
-    from dataclasses import replace
     from navrl.rl.config import ConfigError
     from navrl.rl.sft import TemplateTeacher
     base = load_policy(sft_policy[0])
     demos = collect_demonstrations(copy.deepcopy(base), 6, TemplateTeacher(compact=True), seed=5)
-    cfg0 = replace(quick.train, critic_warmup_updates=0, policy_lr=3e-3, minibatch_size=4)
+    cfg0 = quick.train.override({"critic.critic_warmup_updates": 0, "policy.policy_lr": 3e-3,
+                                 "policy.minibatch_size": 4})
     trajs, _ = Trainer(copy.deepcopy(base), cfg0, tmp_path / "c", log=False).collect()
     losses = {}
     for coef in (0.0, 1.0):
         pol = copy.deepcopy(base)
         torch.manual_seed(0)
-        tr = Trainer(pol, replace(cfg0, sft_coef=coef, sft_batch_size=8), tmp_path / f"p{coef}", log=False,
-                     sft_demos=demos)
+        tr = Trainer(pol, cfg0.override({"policy.sft_coef": coef, "policy.sft_batch_size": 8}), tmp_path / f"p{coef}",
+                     log=False, sft_demos=demos)
         st = tr.learn(copy.deepcopy(trajs))
         assert ("policy/sft_loss" in st.metrics) == (coef > 0)
         losses[coef] = heldout_loss(pol, demos)
     assert losses[1.0] < losses[0.0] - 1e-3, losses
     with pytest.raises(ConfigError, match="sft_demos"):
-        Trainer(copy.deepcopy(base), replace(cfg0, sft_coef=0.5), tmp_path / "d", log=False)
+        Trainer(copy.deepcopy(base), cfg0.override({"policy.sft_coef": 0.5}), tmp_path / "d", log=False)
     with pytest.raises(ConfigError, match="sft_coef"):
-        replace(cfg0, sft_coef=-1.0).validate()
+        cfg0.override({"policy.sft_coef": -1.0}).validate()

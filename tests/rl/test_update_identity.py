@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import copy
 from collections import Counter
-from dataclasses import replace
 
 import pytest
 import torch
@@ -26,13 +25,13 @@ def _reference_update(tr: Trainer, batch: Batch, advantages: torch.Tensor) -> di
     S = batch.samples
     agg: Counter = Counter()
     n = n_pg = 0
-    skip_zero = tr.skip_zero_advantages and cfg.kl_coef == 0 and cfg.entropy_coef == 0
+    skip_zero = tr.skip_zero_advantages and cfg.policy.kl_coef == 0 and cfg.policy.entropy_coef == 0
     for prm in pol.policy_parameters():
         if prm.grad is None:
             prm.grad = torch.zeros_like(prm)
-    T = cfg.rollout_temperature
-    for _ in range(cfg.ppo_epochs):
-        chunks = length_chunks(S, cfg.minibatch_size)
+    T = cfg.exploration.rollout_temperature
+    for _ in range(cfg.policy.ppo_epochs):
+        chunks = length_chunks(S, cfg.policy.minibatch_size)
         tr.rng.shuffle(chunks)
         for chunk in chunks:
             scale = 1.0
@@ -53,22 +52,23 @@ def _reference_update(tr: Trainer, batch: Batch, advantages: torch.Tensor) -> di
                     with torch.no_grad():
                         ref = tr.ref_policy.score([s.prompt for s in chunk], [s.output_ids for s in chunk],
                                                   temperature=T).logprobs
-                out = ppo_policy_loss(sb.logprobs, old, a, sb.mask, cfg.clip_eps, ref_logp=ref, kl_coef=cfg.kl_coef,
-                                      entropy=sb.entropy, entropy_coef=cfg.entropy_coef)
+                out = ppo_policy_loss(sb.logprobs, old, a, sb.mask, cfg.policy.clip_eps, ref_logp=ref,
+                                      kl_coef=cfg.policy.kl_coef, entropy=sb.entropy,
+                                      entropy_coef=cfg.policy.entropy_coef)
                 loss, stats = out.loss * scale, {k: float(v) for k, v in out.stats().items()}
             for k, v in stats.items():
                 agg[k] += v
             n_pg += bool(stats)
             n += 1
-            if cfg.sft_coef > 0:      # (unchanged: the trainer's own PPO-ptx term)
+            if cfg.policy.sft_coef > 0:      # (unchanged: the trainer's own PPO-ptx term)
                 sft = tr._ptx_loss()
-                loss = loss + cfg.sft_coef * sft
+                loss = loss + cfg.policy.sft_coef * sft
                 agg["policy/sft_loss"] += float(sft.detach())
             tr.opt_policy.zero_grad(set_to_none=False)
             if loss.requires_grad:
                 loss.backward()
-            if cfg.grad_clip:
-                torch.nn.utils.clip_grad_norm_(pol.policy_parameters(), cfg.grad_clip)
+            if cfg.policy.grad_clip:
+                torch.nn.utils.clip_grad_norm_(pol.policy_parameters(), cfg.policy.grad_clip)
             tr.opt_policy.step()
     return {k: v / (n if k == "policy/sft_loss" else max(1, n_pg)) for k, v in agg.items()}
 
@@ -89,14 +89,16 @@ def _diff(a, b) -> float:
 @pytest.mark.parametrize("terms", ["ptx", "kl_entropy"])
 def test_update_equals_the_plain_update(setup, tmp_path, terms):
     pol, demos = setup
-    extra = dict(sft_coef=1.0, sft_augment=0.5) if terms == "ptx" else dict(kl_coef=0.1, entropy_coef=0.01)
-    cfg = replace(get_preset("demo").train, tasks_per_update=4, rollouts_per_task=4, max_steps=8, minibatch_size=16,
-                  sft_batch_size=8, ppo_epochs=2, torch_threads=1, grad_clip=None, **{
-                      "sft_coef": 0.0, "sft_augment": 0.0, **extra})
+    extra = {"policy.sft_coef": 1.0, "policy.sft_augment": 0.5} if terms == "ptx" else \
+        {"policy.kl_coef": 0.1, "policy.entropy_coef": 0.01}
+    cfg = get_preset("demo").train.override({
+        "rollout.tasks_per_update": 4, "rollout.rollouts_per_task": 4, "rollout.max_steps": 8,
+        "policy.minibatch_size": 16, "policy.sft_batch_size": 8, "policy.ppo_epochs": 2, "run.torch_threads": 1,
+        "policy.grad_clip": None, "policy.sft_coef": 0.0, "policy.sft_augment": 0.0, **extra})
     runs = []
     for name in ("plain", "new"):
         p = copy.deepcopy(pol)
-        tr = Trainer(p, cfg, tmp_path / name, log=False, sft_demos=demos if cfg.sft_coef else None)
+        tr = Trainer(p, cfg, tmp_path / name, log=False, sft_demos=demos if cfg.policy.sft_coef else None)
         # SGD: parameters move linearly in the gradients (AdamW would blow float noise on
         # softmax-invariant head biases, whose true gradient is 0, up to lr-sized steps)
         tr.opt_policy = torch.optim.SGD(p.policy_parameters(), lr=0.1)
@@ -104,7 +106,7 @@ def test_update_equals_the_plain_update(setup, tmp_path, terms):
     trajs, _ = runs[0].collect()
     batch = Batch.from_trajectories(trajs)
     # siblings that reach the same state and choose the same output: scored once by the new path
-    mbs = minibatches(batch.samples, torch.ones(batch.step_mask.shape), cfg.minibatch_size, False)
+    mbs = minibatches(batch.samples, torch.ones(batch.step_mask.shape), cfg.policy.minibatch_size, False)
     assert sum(len(m.rows) - len(m.prompts) for m in mbs) > 0
     g = torch.Generator().manual_seed(1)
     for tr in runs:
@@ -125,8 +127,8 @@ def test_update_equals_the_plain_update(setup, tmp_path, terms):
 
 def test_minibatches_keep_every_sample_and_its_inputs(setup, tmp_path):
     pol, _ = setup
-    cfg = replace(get_preset("demo").train, tasks_per_update=2, rollouts_per_task=4, max_steps=6, torch_threads=1,
-                  sft_coef=0.0)
+    cfg = get_preset("demo").train.override({"rollout.tasks_per_update": 2, "rollout.rollouts_per_task": 4,
+                                             "rollout.max_steps": 6, "run.torch_threads": 1, "policy.sft_coef": 0.0})
     tr = Trainer(copy.deepcopy(pol), cfg, tmp_path, log=False)
     batch = Batch.from_trajectories(tr.collect()[0])
     adv = torch.arange(1.0, 1.0 + batch.step_mask.numel()).view(batch.step_mask.shape)
@@ -150,8 +152,10 @@ def test_minibatches_keep_every_sample_and_its_inputs(setup, tmp_path):
 
 def test_critic_states_encode_each_prompt_once_and_equal_one_by_one_scoring(setup, tmp_path):
     pol, _ = setup
-    cfg = replace(get_preset("demo").train, estimator="ppo", tasks_per_update=2, rollouts_per_task=4, max_steps=6,
-                  torch_threads=1, sft_coef=0.0, minibatch_size=7)
+    cfg = get_preset("demo").train.override({"advantage.estimator": "ppo", "rollout.tasks_per_update": 2,
+                                             "rollout.rollouts_per_task": 4, "rollout.max_steps": 6,
+                                             "run.torch_threads": 1, "policy.sft_coef": 0.0,
+                                             "policy.minibatch_size": 7})
     tr = Trainer(copy.deepcopy(pol), cfg, tmp_path, log=False)
     batch = Batch.from_trajectories(tr.collect()[0])
     S = batch.samples
@@ -171,8 +175,10 @@ def test_critic_states_encode_each_prompt_once_and_equal_one_by_one_scoring(setu
 
 def _small_trainer(setup, tmp_path):
     pol, demos = setup
-    cfg = replace(get_preset("demo").train, tasks_per_update=2, rollouts_per_task=4, max_steps=6, minibatch_size=8,
-                  sft_batch_size=8, ppo_epochs=2, torch_threads=1)
+    cfg = get_preset("demo").train.override({"rollout.tasks_per_update": 2, "rollout.rollouts_per_task": 4,
+                                             "rollout.max_steps": 6, "policy.minibatch_size": 8,
+                                             "policy.sft_batch_size": 8, "policy.ppo_epochs": 2,
+                                             "run.torch_threads": 1})
     tr = Trainer(copy.deepcopy(pol), cfg, tmp_path, log=False, sft_demos=demos)
     batch = Batch.from_trajectories(tr.collect()[0])
     return tr, batch, torch.ones(batch.step_mask.shape) * batch.step_mask

@@ -170,8 +170,9 @@ def test_a_registered_suite_trains_under_navrl_train(toy_world, tmp_path, capsys
     run = tmp_path / "run"
     rc = main(["train", "--preset", "quick-pointer", "--init", str(init), "--suite", "toy-lights", "--out", str(run),
                "--updates", "1",
-               "--set", "tasks_per_update=2", "--set", "rollouts_per_task=2", "--set", "sft_coef=0",
-               "--set", "eval_episodes=2"])
+               "--set", "rollout.tasks_per_update=2", "--set", "rollout.rollouts_per_task=2",
+               "--set", "policy.sft_coef=0",
+               "--set", "run.eval_episodes=2"])
     assert rc == 0, capsys.readouterr().err
     assert json.loads((run / "parts.json").read_text()) == {
         "suite": "toy-lights", "tasks": None, "judge": "lights", "devices": "phone"}

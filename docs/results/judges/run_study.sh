@@ -17,7 +17,7 @@ PY=${PY:-python}
 # every arm identical except judge / reward / seed. torch_threads=1: arms run side by side;
 # eval_episodes=8 only shortens navrl train's own closing evaluation (the study's is navrl eval);
 # checkpoint_every=2 keeps a checkpoint every 2 updates (an arm cut short is evaluated at a common update)
-COMMON=(--preset demo --init "$D/sft/sft.pt" --set torch_threads=1 --set eval_episodes=8 --set checkpoint_every=2)
+COMMON=(--preset demo --init "$D/sft/sft.pt" --set run.torch_threads=1 --set run.eval_episodes=8 --set run.checkpoint_every=2)
 mkdir -p "$D/logs"
 cli() { $PY -m navrl.cli "$@"; }
 

@@ -30,7 +30,7 @@ def register(sub) -> None:
 def run(args) -> int:
     from navrl.cli.common import prepare_out_dir
     from navrl.rl.presets import get_preset
-    preset = None if args.expert_only else get_preset(args.preset, seed=args.seed)   # refused before OUT is touched
+    preset = None if args.expert_only else get_preset(args.preset, {"run.seed": args.seed})   # refused before OUT is touched
     out = prepare_out_dir(args.out, overwrite=args.overwrite, replace_own=DEMO_FILES)
     if args.expert_only:
         from navrl.agent.planner import ExpertPlanner
@@ -49,15 +49,16 @@ def run(args) -> int:
     from navrl.rl.trainer import Trainer
     t_start = time.perf_counter()
     suites = ("test-ios", "test-android")
-    n_eval = preset.train.eval_episodes
+    n_eval = preset.train.run.eval_episodes
 
     print(f"[1/4] SFT of the {preset.planner} planner ({preset.name} preset)")
     policy, sres = sft_with_progress(preset, out / "sft", make_teacher("templates"), args.seed)
     print(f"      held-out loss {sres.heldout_before:.3f} -> {sres.heldout_after:.3f} ({sres.seconds:.0f} s, "
           f"{policy.n_params():,} parameters)")
 
-    # PPO-ptx (sft_coef > 0) keeps fitting the same demonstrations while RL learns
-    trainer = Trainer(policy, preset.train, out / "rl", sft_demos=sres.demos if preset.train.sft_coef > 0 else None)
+    # PPO-ptx (policy.sft_coef > 0) keeps fitting the same demonstrations while RL learns
+    trainer = Trainer(policy, preset.train, out / "rl",
+                      sft_demos=sres.demos if preset.train.policy.sft_coef > 0 else None)
 
     from navrl.eval import evaluation_plan
     eval_steps = sum(k for _, _, k in evaluation_plan(trainer, suites, n_eval))   # the tasks' own step limits
@@ -71,9 +72,9 @@ def run(args) -> int:
 
     print("[2/4] evaluate after SFT")
     before = evaluate("SFT")
-    print(f"[3/4] online RL ({preset.train.estimator}): {preset.train.num_updates} updates x "
+    print(f"[3/4] online RL ({preset.train.advantage.estimator}): {preset.train.run.num_updates} updates x "
           f"{preset.train.trajectories_per_update} rollouts")
-    train_with_progress(trainer, preset.train.num_updates, 0)
+    train_with_progress(trainer, preset.train.run.num_updates, 0)
     print("[4/4] evaluate after RL")
     from navrl.agent.policy.base import GREEDY
     from navrl.eval import evaluate as run_eval, paired_gain_interval

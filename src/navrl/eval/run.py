@@ -56,16 +56,16 @@ def _fixed_suites(trainer) -> bool:
 
 def evaluation_plan(trainer, suites=None, episodes: int | None = None) -> list[tuple[str, int, int]]:
     """What :func:`evaluate_trainer` will run, for a progress bar: ``(suite, episodes, steps at
-    most)`` per suite (the step bound of a trainer's own source is ``episodes x cfg.max_steps``)."""
+    most)`` per suite (the step bound of a trainer's own source is ``episodes x cfg.rollout.max_steps``)."""
     cfg = trainer.cfg
-    n = episodes or cfg.eval_episodes
+    n = episodes or cfg.run.eval_episodes
     if _fixed_suites(trainer):
         plan = []
-        for s in suites or cfg.eval_suites:
+        for s in suites or cfg.run.eval_suites:
             tasks = get_suite(s).tasks(n, 0)
             plan.append((s, len(tasks), sum(t.max_steps for t in tasks)))
         return plan
-    return [(trainer.tasks.name, n, n * cfg.max_steps)]
+    return [(trainer.tasks.name, n, n * cfg.rollout.max_steps)]
 
 
 def evaluate_trainer(trainer, suites=None, episodes: int | None = None, progress=None,
@@ -74,19 +74,19 @@ def evaluate_trainer(trainer, suites=None, episodes: int | None = None, progress
 
     When the trainer draws from a registered suite (``source.suite``) on in-process devices
     with that suite's default judges (the phone world and its oracle): the suites ``suites``
-    (default ``cfg.eval_suites``), each task on its own device, as in every results table.
+    (default ``cfg.run.eval_suites``), each task on its own device, as in every results table.
     With any other parts (MiniWoB++, a web app, synthesised tasks, real devices): ``episodes``
-    tasks drawn from the trainer's task source with an RNG of its own (``cfg.seed + 2 + seed``),
+    tasks drawn from the trainer's task source with an RNG of its own (``cfg.run.seed + 2 + seed``),
     on the trainer's devices and judges, reported under the source's name."""
     cfg = trainer.cfg
-    n = episodes or cfg.eval_episodes
+    n = episodes or cfg.run.eval_episodes
     fixed = _fixed_suites(trainer)
     pol = greedy(trainer.policy)   # greedy through a view: the trainer's policy is not touched
     if fixed:
         out = {s: evaluate(pol, s, n, grounder=trainer.grounder, progress=progress, record_frames=record_frames)
-               for s in suites or cfg.eval_suites}
+               for s in suites or cfg.run.eval_suites}
     else:
-        tasks = trainer.tasks.sample(n, random.Random(cfg.seed + 2 + seed))
+        tasks = trainer.tasks.sample(n, random.Random(cfg.run.seed + 2 + seed))
         out = {trainer.tasks.name: evaluate(
             pol, trainer.tasks.name, tasks=tasks, grounder=trainer.grounder, progress=progress,
             record_frames=record_frames,

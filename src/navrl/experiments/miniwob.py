@@ -16,7 +16,7 @@ import csv
 import io
 import json
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -82,7 +82,8 @@ class MiniWoBConfig:
     ``WxH@scale`` screen: ``160x210@1`` is MiniWoB's own frame, as the anchors used)."""
     methods: list[str] = field(default_factory=lambda: list(METHODS))
     train: dict = field(default_factory=dict)
-    """TrainConfig overrides for the RL runs (e.g. tasks_per_update, max_steps)."""
+    """TrainConfig overrides for the RL runs, by section (``{rollout: {tasks_per_update: 16},
+    advantage: {estimator: gigpo}}``) or dotted name (``rollout.max_steps: 12``)."""
 
     @staticmethod
     def load(path: str | Path) -> "MiniWoBConfig":
@@ -110,11 +111,11 @@ class MiniWoBConfig:
         return self
 
     def train_config(self) -> TrainConfig:
-        base = get_preset(self.preset, seed=self.seed).train
+        base = get_preset(self.preset, {"run.seed": self.seed}).train
         try:
-            cfg = replace(base, **{"num_updates": self.updates, "eval_every": 0, "task_pool": 0,
-                                   **self.train})
-        except TypeError as e:
+            cfg = base.override({"run.num_updates": self.updates, "run.eval_every": 0, "data.task_pool": 0})
+            cfg = cfg.override(self.train)
+        except (TypeError, ConfigError) as e:
             raise ConfigError(f"train: {e}") from None
         return cfg.validate()
 
@@ -131,7 +132,7 @@ def run_miniwob(cfg: MiniWoBConfig, out: str | Path, command: str = "", log=prin
     miniwob = get_suite("miniwob")
     out = Path(out)
     t0 = time.perf_counter()
-    preset = get_preset(cfg.preset, seed=cfg.seed)
+    preset = get_preset(cfg.preset, {"run.seed": cfg.seed})
     tcfg = cfg.train_config()
     judges = make_judges("page")
     from navrl.device.pool import PoolConfig
@@ -174,12 +175,12 @@ def run_miniwob(cfg: MiniWoBConfig, out: str | Path, command: str = "", log=prin
                 log(f"  {LABELS[method]:8s} {name:22s} {r.summary().splitlines()[0]}")
 
         def rl(method: str, policy) -> None:
-            log(f"{LABELS[method]}: {cfg.updates} updates of {tcfg.tasks_per_update} tasks x "
-                f"{tcfg.rollouts_per_task} rollouts ({tcfg.estimator})")
-            # PPO-ptx (the preset's ``sft_coef``, 1.0 in ``demo``; ``train`` may change it) keeps
-            # fitting the BC demonstrations: BC + RL only
-            ptx = tcfg.sft_coef if method == "bc_rl" and demos else 0.0
-            tr = Trainer(policy, replace(tcfg, seed=cfg.seed, sft_coef=ptx), out / method,
+            log(f"{LABELS[method]}: {cfg.updates} updates of {tcfg.rollout.tasks_per_update} tasks x "
+                f"{tcfg.rollout.rollouts_per_task} rollouts ({tcfg.advantage.estimator})")
+            # PPO-ptx (the preset's ``policy.sft_coef``, 1.0 in ``demo``; ``train`` may change it)
+            # keeps fitting the BC demonstrations: BC + RL only
+            ptx = tcfg.policy.sft_coef if method == "bc_rl" and demos else 0.0
+            tr = Trainer(policy, tcfg.override({"run.seed": cfg.seed, "policy.sft_coef": ptx}), out / method,
                          tasks=_miniwob_source(cfg.tasks, cfg.phone), judges=judges, devices=farm,
                          sft_demos=demos if ptx else None)
             t_rl, cpu0, browser0 = time.perf_counter(), time.process_time(), child_cpu_seconds()

@@ -99,7 +99,7 @@ class TableConfig:
             raise ConfigError("method names must be distinct (they name the run folders) and not 'SFT'")
         get_preset(self.preset)
         for m in self.methods:
-            get_preset(self.preset, estimator=m.estimator, reward_preset=m.reward)
+            get_preset(self.preset, {"advantage.estimator": m.estimator, "rollout.reward_preset": m.reward})
         return self
 
 
@@ -109,7 +109,7 @@ Outcomes = dict  # (method, RL seed or None for SFT, update, suite) -> {task id:
 def run_paper_table(cfg: TableConfig, out: str | Path, command: str = "", log=print) -> Path:
     out = Path(out)
     t0 = time.perf_counter()
-    preset = get_preset(cfg.preset, seed=cfg.seed)
+    preset = get_preset(cfg.preset, {"run.seed": cfg.seed})
     log(f"SFT ({cfg.preset} preset)")
     _, sres = run_sft(preset, out / "sft", seed=cfg.seed)
     sft_path = out / "sft" / "sft.pt"
@@ -138,11 +138,12 @@ def run_paper_table(cfg: TableConfig, out: str | Path, command: str = "", log=pr
     for m in cfg.methods:
         for k in cfg.rl_seeds:
             log(f"{m.name}, RL seed {k}: {cfg.updates} updates ({m.estimator}, reward {m.reward})")
-            p = get_preset(cfg.preset, seed=k, estimator=m.estimator, reward_preset=m.reward,
-                           num_updates=cfg.updates, eval_every=0)
+            p = get_preset(cfg.preset, {"run.seed": k, "advantage.estimator": m.estimator,
+                                        "rollout.reward_preset": m.reward, "run.num_updates": cfg.updates,
+                                        "run.eval_every": 0})
             # PPO-ptx presets keep a supervised term on the SFT stage's own demonstrations
             tr = Trainer(load_policy(sft_path), p.train, out / "runs" / run_name(m, k),
-                         sft_demos=sres.demos if p.train.sft_coef > 0 else None)
+                         sft_demos=sres.demos if p.train.policy.sft_coef > 0 else None)
             # evaluated at the updates of eval_at; one checkpoint, at the end
             tr.fit(cfg.updates, [EvalCallback(lambda t: eval_row(m.name, k, t.update, t.policy), at=cfg.eval_at),
                                  CheckpointCallback()])

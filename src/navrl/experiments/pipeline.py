@@ -37,7 +37,7 @@ def run_sft(preset: Preset, out_dir: str | Path, teacher: Teacher | None = None,
 
     ``collect(policy, teacher) -> demos`` replaces the phone world's demonstrations (e.g.
     MiniWoB++'s scripted solutions: ``navrl sft --suite miniwob``)."""
-    torch.set_num_threads(preset.train.torch_threads)
+    torch.set_num_threads(preset.train.run.torch_threads)
     out = Path(out_dir)
     policy = build_policy(preset, seed)
     teacher = teacher or TemplateTeacher(compact=True)

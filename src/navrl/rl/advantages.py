@@ -395,7 +395,7 @@ class EstimatorSpec:
             None, no critic warm-up, no critic updates).
         needs_state_hashes: the rollouts record 64-bit perceptual screenshot hashes (GiGPO's
             identical-state groups, the GiGPPO critic's nearest sibling).
-        min_rollouts_per_task: smallest ``TrainConfig.rollouts_per_task`` that makes sense
+        min_rollouts_per_task: smallest ``TrainConfig.rollout.rollouts_per_task`` that makes sense
             (2 for estimators that compare sibling rollouts).
         doc: the function's docstring.
     """

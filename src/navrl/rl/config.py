@@ -1,18 +1,40 @@
-"""Training configuration: every RL default of docs/design.md §5e in one dataclass.
+"""Training configuration: every RL default of docs/design.md §5e, in sections.
+
+:class:`TrainConfig` holds one dataclass per section, each field with its own docstring (the
+string literal right under it), readable at runtime through :meth:`TrainConfig.field_docs`:
+
+=================  ===================================================================
+``rollout``        how many rollouts per update, how long, how they are scored
+``advantage``      returns and the advantage estimator
+``policy``         the planner's PPO update: optimiser, minibatches, the loss's terms
+``critic``         the critic: warm-up, learning rate, steps, size
+``exploration``    how rollouts explore: temperature, kind exploration, guided starts,
+                   self-imitation of the planner's own rewarded outputs
+``data``           which tasks the updates draw: perturbations, a fixed pool, its replay
+``run``            the run around the updates: length, seed, evaluation and checkpoint
+                   cadence, threads, the outage stopping rule
+=================  ===================================================================
+
+A field is named by its section and name, ``policy.clip_eps``: in ``--set
+policy.clip_eps=0.28``, in :meth:`TrainConfig.override` and in the dicts of
+:meth:`TrainConfig.from_dict` (nested sections, or dotted names). The flat names of earlier
+versions (``clip_eps``) are refused with a message that names the new one; only
+:meth:`TrainConfig.from_saved` — a config read back from a checkpoint or run folder that an
+earlier version wrote — moves them to their sections.
 
 Importing this module pulls in no torch (the CLI imports :class:`ConfigError` for every
-command); validating reads the estimator registry, which does. Each field carries its own
-docstring (the string literal right under it), readable at runtime through
-:meth:`TrainConfig.field_docs`.
+command); validating reads the estimator and loss-term registries, which do.
 """
 
 from __future__ import annotations
 
 import ast
+import copy
 import inspect
 import math
 import textwrap
-from dataclasses import asdict, dataclass, fields
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
 from functools import cache
 from itertools import pairwise
 from typing import TYPE_CHECKING, Any
@@ -23,7 +45,8 @@ if TYPE_CHECKING:
     from navrl.rl.advantages import EstimatorSpec
     from navrl.rl.losses import LossSpec
 
-__all__ = ["ConfigError", "TrainConfig"]
+__all__ = ["ConfigError", "TrainConfig", "RolloutConfig", "AdvantageConfig", "PolicyConfig", "CriticConfig",
+           "ExplorationConfig", "DataConfig", "RunConfig", "SECTIONS"]
 
 
 class ConfigError(ValueError):
@@ -31,10 +54,10 @@ class ConfigError(ValueError):
 
 
 @dataclass
-class TrainConfig:
-    """Online RL of the planner: rollout sizes, returns, advantages, PPO and critic settings."""
+class RolloutConfig:
+    """``rollout``: how many rollouts each update collects, how long they run, how they are
+    scored and how long the update waits for them."""
 
-    # --- rollouts -------------------------------------------------------------------------
     tasks_per_update: int = 16
     """Distinct task instances sampled per update (docs/design.md §5e: 16)."""
 
@@ -44,10 +67,21 @@ class TrainConfig:
     max_steps: int = 30
     """Step budget of an episode; running out earns the 'budget exhausted' terminal reward."""
 
-    num_updates: int = 336
-    """Policy updates in a run (the paper's two epochs over its task set took 336)."""
+    reward_preset: str = "default"
+    """Reward table: "default" (docs/design.md §4b) or "cautionary" (the paper's prolonging GRPO reward)."""
 
-    # --- returns and advantages -------------------------------------------------------------
+    rollout_deadline_s: float | None = None
+    """Seconds one update's rollouts (leases included) may take; None waits for every episode.
+    At the deadline the episodes still running are masked as ``timeout`` stragglers (never
+    scored as failures; counted in the update's ``stragglers`` and ``masked_reasons``) and
+    their devices go back to the farm, so a slow device cannot stall the synchronous update.
+    Size it from the farm's latency: a few times the longest episode's device time."""
+
+
+@dataclass
+class AdvantageConfig:
+    """``advantage``: returns and the advantage estimator."""
+
     gamma: float = 0.5
     """Discount of the dense step rewards; the terminal reward is never discounted."""
 
@@ -64,23 +98,20 @@ class TrainConfig:
     gigpo_step_weight: float = 1.0
     """w in the GiGPO baseline's A = A_episode + w * A_step."""
 
-    # --- critic -----------------------------------------------------------------------------
-    critic_warmup_updates: int = 15
-    """Updates at the start during which only the critic learns and the policy is frozen."""
+    def __post_init__(self) -> None:
+        # Configs arrive from YAML/CLI as strings; keep unknown names for validate() to report.
+        if isinstance(self.estimator, str) and not isinstance(self.estimator, AdvantageEstimator):
+            try:
+                self.estimator = AdvantageEstimator(self.estimator)
+            except ValueError:
+                pass
 
-    critic_lr_ratio: float = 100.0
-    """Critic learning rate / policy learning rate (docs/design.md §5e: 100)."""
 
-    critic_steps: int = 8
-    """Critic gradient steps per update (full batch of valid steps); it chases a moving target."""
+@dataclass
+class PolicyConfig:
+    """``policy``: the planner's PPO update — optimiser, minibatches and the loss's terms
+    (``navrl.rl.losses``) with their coefficients."""
 
-    value_clip: float | None = None
-    """PPO2-style value clip range for the critic loss; None for a plain MSE."""
-
-    gigppo_hidden_dim: int = 256
-    """Width of the GiGPPO critic MLP."""
-
-    # --- policy optimisation ----------------------------------------------------------------
     policy_lr: float = 1e-5
     """Learning rate of the planner (the critic uses policy_lr * critic_lr_ratio)."""
 
@@ -96,8 +127,9 @@ class TrainConfig:
     loss_terms: tuple[str, ...] = ("ppo_clip", "kl_ref", "entropy", "ptx", "self_imitation")
     """The policy loss's terms by registered name, in the order they are summed
     (``navrl.rl.losses.register_loss``: ppo_clip, kl_ref, entropy, ptx, self_imitation or one
-    a plugin registers); each is weighted by the field its spec names (kl_coef, entropy_coef,
-    sft_coef, self_imitation; 1 for ppo_clip) and left out while that is 0."""
+    a plugin registers); each is weighted by the field its spec names (policy.kl_coef,
+    policy.entropy_coef, policy.sft_coef, exploration.self_imitation; 1 for ppo_clip) and left
+    out while that is 0."""
 
     kl_coef: float = 0.0
     """Weight of the k3 KL penalty to the reference (SFT) planner; 0 disables it."""
@@ -118,17 +150,37 @@ class TrainConfig:
     ``SFTConfig.augment``), so RL on one platform keeps what augmented SFT made robust."""
 
     grad_clip: float | None = 1.0
-    """Max global gradient norm per optimiser step; None disables clipping."""
+    """Max global gradient norm per optimiser step; None disables clipping. (The critic's steps
+    are clipped at the same norm.)"""
 
     weight_decay: float = 0.0
     """AdamW weight decay of the policy parameters."""
 
-    seed: int = 0
-    """Seed of task sampling, rollouts and initialisation."""
 
-    # --- run ----------------------------------------------------------------------------------
-    reward_preset: str = "default"
-    """Reward table: "default" (docs/design.md §4b) or "cautionary" (the paper's prolonging GRPO reward)."""
+@dataclass
+class CriticConfig:
+    """``critic``: the critic of the critic estimators (ppo, ppo_terminal_only, gigppo)."""
+
+    critic_warmup_updates: int = 15
+    """Updates at the start during which only the critic learns and the policy is frozen."""
+
+    critic_lr_ratio: float = 100.0
+    """Critic learning rate / policy learning rate (docs/design.md §5e: 100)."""
+
+    critic_steps: int = 8
+    """Critic gradient steps per update (full batch of valid steps); it chases a moving target."""
+
+    value_clip: float | None = None
+    """PPO2-style value clip range for the critic loss; None for a plain MSE."""
+
+    gigppo_hidden_dim: int = 256
+    """Width of the GiGPPO critic MLP."""
+
+
+@dataclass
+class ExplorationConfig:
+    """``exploration``: how the rollouts explore beyond the planner's greedy choices, and
+    the self-imitation term that keeps what exploration found."""
 
     rollout_temperature: float = 1.0
     """Sampling temperature of training rollouts (evaluation decodes greedily). The policy PPO
@@ -140,8 +192,56 @@ class TrainConfig:
     demonstrations never showed (Go home: SFT sees single-app tasks only) are still tried.
     The recorded log-probs are of that mixture, so PPO's ratio corrects for it."""
 
+    guided_start: float = 0.0
+    """Share of multi-app task groups whose rollouts start after a guided prefix: the guide
+    (the phone world's expert, ``Trainer(guide=...)``) plays the first k steps, k uniform in
+    1 .. its own episode length - 1, the same k for all siblings, then the planner takes over
+    (``navrl.agent.guided``). The guide's steps are never trained on; they let RL practise
+    the late stages of long tasks (the second app) that it cannot reach on its own yet.
+    Evaluation always starts at the beginning. 0 disables it."""
+
+    self_imitation: float = 0.0
+    """Weight of a self-imitation term (Oh et al., 2018) added to every policy minibatch: the
+    log-likelihood of the planner's own past outputs that earned a positive step reward and
+    a positive advantage (a buffer of the last ``self_imitation_buffer``). Unlike the clipped
+    PPO ratio, which lets a rare good decision grow ~1.2x per update, it pulls such decisions
+    up directly. 0 disables it."""
+
+    self_imitation_buffer: int = 4096
+    """Outputs kept for the self-imitation term (first in, first out). The buffer is not
+    checkpointed (prompts are large): a resumed run refills it from its next updates."""
+
+
+@dataclass
+class DataConfig:
+    """``data``: which tasks the updates draw (the world's perturbations, a fixed pool, its
+    prioritised replay)."""
+
     train_perturb: bool = True
     """Train on the world with its default perturbations (pop-ups, loading, shuffles)."""
+
+    task_pool: int = 0
+    """0: every update draws fresh train tasks. N > 0: draw N task instances once and cycle
+    through them, tasks_per_update at a time, so each task group is revisited every
+    N / tasks_per_update updates (a planner that generalises across seeds learns its templates
+    from repeats; measured in docs/results/pointer_planner.md)."""
+
+    pool_replay: float = 0.0
+    """With a task pool: 0 cycles it in order; T > 0 draws each update's tasks by prioritised
+    level replay (``navrl.rl.replay``): tasks whose sibling rollouts disagreed most (mean
+    |advantage|) more often, rank-based with temperature T, 30% by staleness."""
+
+
+@dataclass
+class RunConfig:
+    """``run``: the run around the updates — its length, seed, evaluation and checkpoint
+    cadence, threads and the outage stopping rule."""
+
+    num_updates: int = 336
+    """Policy updates in a run (the paper's two epochs over its task set took 336)."""
+
+    seed: int = 0
+    """Seed of task sampling, rollouts and initialisation."""
 
     eval_every: int = 10
     """Evaluate on the test suites every this many updates (0: only at the end)."""
@@ -158,57 +258,124 @@ class TrainConfig:
     torch_threads: int = 1
     """Torch intra-op threads; 1 is fastest for the tiny planner on a shared 2-core machine."""
 
-    task_pool: int = 0
-    """0: every update draws fresh train tasks. N > 0: draw N task instances once and cycle
-    through them, tasks_per_update at a time, so each task group is revisited every
-    N / tasks_per_update updates (a planner that generalises across seeds learns its templates
-    from repeats; measured in docs/results/pointer_planner.md)."""
-
-    self_imitation: float = 0.0
-    """Weight of a self-imitation term (Oh et al., 2018) added to every policy minibatch: the
-    log-likelihood of the planner's own past outputs that earned a positive step reward and
-    a positive advantage (a buffer of the last ``self_imitation_buffer``). Unlike the clipped
-    PPO ratio, which lets a rare good decision grow ~1.2x per update, it pulls such decisions
-    up directly. 0 disables it."""
-
-    self_imitation_buffer: int = 4096
-    """Outputs kept for the self-imitation term (first in, first out). The buffer is not
-    checkpointed (prompts are large): a resumed run refills it from its next updates."""
-
-    pool_replay: float = 0.0
-    """With a task pool: 0 cycles it in order; T > 0 draws each update's tasks by prioritised
-    level replay (``navrl.rl.replay``): tasks whose sibling rollouts disagreed most (mean
-    |advantage|) more often, rank-based with temperature T, 30% by staleness."""
-
-    rollout_deadline_s: float | None = None
-    """Seconds one update's rollouts (leases included) may take; None waits for every episode.
-    At the deadline the episodes still running are masked as ``timeout`` stragglers (never
-    scored as failures; counted in the update's ``stragglers`` and ``masked_reasons``) and
-    their devices go back to the farm, so a slow device cannot stall the synchronous update.
-    Size it from the farm's latency: a few times the longest episode's device time."""
-
     max_masked_updates: int = 3
     """Stop the run (:class:`navrl.errors.Outage`, checkpoint saved) after this many updates in a
     row whose every trajectory was masked: an outage is not training. 0 never stops."""
 
-    def __post_init__(self) -> None:
-        # Configs arrive from YAML/CLI as strings; keep unknown names for validate() to report.
-        if isinstance(self.estimator, str) and not isinstance(self.estimator, AdvantageEstimator):
-            try:
-                self.estimator = AdvantageEstimator(self.estimator)
-            except ValueError:
-                pass
+
+SECTIONS: dict[str, type] = {
+    "rollout": RolloutConfig,
+    "advantage": AdvantageConfig,
+    "policy": PolicyConfig,
+    "critic": CriticConfig,
+    "exploration": ExplorationConfig,
+    "data": DataConfig,
+    "run": RunConfig,
+}
+"""Section name -> its dataclass, in :class:`TrainConfig`'s order."""
+
+
+def _paths() -> dict[str, str]:
+    """Each field's flat name (as earlier versions spelt it) -> its dotted name."""
+    return {f.name: f"{s}.{f.name}" for s, cls in SECTIONS.items() for f in fields(cls)}
+
+
+_PATHS = _paths()
+"""Flat name -> ``section.field``; a field's name is unique across the sections."""
+
+
+@dataclass
+class TrainConfig:
+    """Online RL of the planner, in sections (see the module docstring): rollout sizes,
+    returns and advantages, the policy update, the critic, exploration, data and the run."""
+
+    rollout: RolloutConfig = field(default_factory=RolloutConfig)
+    """Rollouts per update, their length, scoring and deadline."""
+
+    advantage: AdvantageConfig = field(default_factory=AdvantageConfig)
+    """Returns and the advantage estimator."""
+
+    policy: PolicyConfig = field(default_factory=PolicyConfig)
+    """The planner's PPO update and the loss's terms."""
+
+    critic: CriticConfig = field(default_factory=CriticConfig)
+    """The critic of the critic estimators."""
+
+    exploration: ExplorationConfig = field(default_factory=ExplorationConfig)
+    """Sampling temperature, kind exploration, guided starts, self-imitation."""
+
+    data: DataConfig = field(default_factory=DataConfig)
+    """Which tasks the updates draw."""
+
+    run: RunConfig = field(default_factory=RunConfig)
+    """Length, seed, evaluation and checkpoint cadence, threads, the outage rule."""
+
+    def __getattr__(self, name: str) -> Any:
+        # only for names the object lacks: an earlier version's flat field says where it went
+        path = _PATHS.get(name)
+        if path is not None:
+            raise AttributeError(f"TrainConfig.{name} is now TrainConfig.{path}")
+        raise AttributeError(f"'TrainConfig' object has no attribute {name!r}")
+
+    # --- names ------------------------------------------------------------------------------
+    @staticmethod
+    def check_name(name: str) -> str:
+        """``name`` if it is a field's dotted name (``policy.clip_eps``).
+
+        Raises:
+            ConfigError: a flat name of an earlier version (the message names the new one), or
+                a name that is no field.
+        """
+        section, dot, leaf = name.partition(".")
+        cls = SECTIONS.get(section)
+        if dot and cls is not None and leaf in {f.name for f in fields(cls)}:
+            return name
+        if name in _PATHS:
+            raise ConfigError(f"{name!r} is now {_PATHS[name]!r} (TrainConfig fields are named by section)")
+        if dot and leaf in _PATHS:
+            raise ConfigError(f"no TrainConfig field {name!r}: {leaf!r} is {_PATHS[leaf]!r}")
+        if cls is not None and not dot:
+            raise ConfigError(f"{name!r} is a TrainConfig section; name one of its fields ({name}.FIELD)")
+        raise ConfigError(f"unknown TrainConfig field {name!r}; fields are SECTION.FIELD, sections "
+                          f"{', '.join(SECTIONS)} (TrainConfig.field_docs() lists them)")
+
+    def get(self, name: str) -> Any:
+        """The value of the field ``name`` (dotted: ``policy.clip_eps``)."""
+        section, _, leaf = self.check_name(name).partition(".")
+        return getattr(getattr(self, section), leaf)
+
+    def override(self, changes: Mapping[str, Any]) -> TrainConfig:
+        """A copy with ``changes`` applied, not yet validated: dotted name -> value
+        (``{"policy.clip_eps": 0.28}``, as ``--set``) and/or a section -> its fields
+        (``{"policy": {"clip_eps": 0.28}}``, as YAML). A list for a tuple field (JSON has no
+        tuples) becomes a tuple.
+
+        Raises:
+            ConfigError: a name that is no field (a flat name of an earlier version: the message
+                names the new one).
+        """
+        out = replace(self, **{s: copy.copy(getattr(self, s)) for s in SECTIONS})    # (no section shared)
+        by_section: dict[str, dict[str, Any]] = {}
+        for name, value in _dotted(changes).items():
+            section, _, leaf = self.check_name(name).partition(".")
+            by_section.setdefault(section, {})[leaf] = value
+        for section, vals in by_section.items():
+            cur = getattr(self, section)
+            vals = {k: tuple(v) if isinstance(v, list) and isinstance(getattr(cur, k), tuple) else v
+                    for k, v in vals.items()}
+            setattr(out, section, replace(cur, **vals))
+        return out
 
     # --- derived values ---------------------------------------------------------------------
     @property
     def critic_lr(self) -> float:
-        """Critic learning rate = policy_lr * critic_lr_ratio."""
-        return self.policy_lr * self.critic_lr_ratio
+        """Critic learning rate = policy.policy_lr * critic.critic_lr_ratio."""
+        return self.policy.policy_lr * self.critic.critic_lr_ratio
 
     @property
     def trajectories_per_update(self) -> int:
-        """Rollouts per update = tasks_per_update * rollouts_per_task (docs/design.md §5e: 128)."""
-        return self.tasks_per_update * self.rollouts_per_task
+        """Rollouts per update = rollout.tasks_per_update * rollout.rollouts_per_task (docs/design.md §5e: 128)."""
+        return self.rollout.tasks_per_update * self.rollout.rollouts_per_task
 
     @property
     def estimator_spec(self) -> EstimatorSpec:
@@ -221,10 +388,10 @@ class TrainConfig:
         from navrl.rl.advantages import UnknownEstimatorError, estimator_spec, registered_estimators
 
         try:
-            return estimator_spec(self.estimator)
+            return estimator_spec(self.advantage.estimator)
         except UnknownEstimatorError:
-            raise ConfigError(f"unknown estimator {str(self.estimator)!r}; registered: {registered_estimators()} "
-                              "(register one with navrl.rl.advantages.register_estimator, "
+            raise ConfigError(f"unknown estimator {str(self.advantage.estimator)!r}; registered: "
+                              f"{registered_estimators()} (register one with navrl.rl.advantages.register_estimator, "
                               "e.g. in a module given to navrl train --plugin)") from None
 
     @property
@@ -234,9 +401,9 @@ class TrainConfig:
 
     @property
     def policy_loss(self) -> list[tuple[LossSpec, float]]:
-        """The policy loss's terms in use: (registry entry, weight) for each of ``loss_terms``
-        whose coefficient is not 0, in order; the weight is the coefficient (its negative for
-        a bonus).
+        """The policy loss's terms in use: (registry entry, weight) for each of
+        ``policy.loss_terms`` whose coefficient is not 0, in order; the weight is the
+        coefficient (its negative for a bonus).
 
         Raises:
             ConfigError: a name no term is registered under (``UnknownLossError``).
@@ -244,9 +411,9 @@ class TrainConfig:
         from navrl.rl.losses import loss_spec   # the registry lives with the terms (torch)
 
         out = []
-        for name in self.loss_terms:
+        for name in self.policy.loss_terms:
             spec = loss_spec(name)
-            coef = 1.0 if spec.coef is None else float(getattr(self, spec.coef))
+            coef = 1.0 if spec.coef is None else float(self.get(spec.coef))
             if coef != 0.0:
                 out.append((spec, -coef if spec.maximise else coef))
         return out
@@ -256,24 +423,22 @@ class TrainConfig:
         critic warm-up. Always False for critic-free estimators (nothing to warm up)."""
         if update_idx < 0:
             raise ConfigError(f"update_idx must be >= 0, got {update_idx}")
-        return self.uses_critic and update_idx < self.critic_warmup_updates
-
-    guided_start: float = 0.0
-    """Share of multi-app task groups whose rollouts start after a guided prefix: the guide
-    (the phone world's expert, ``Trainer(guide=...)``) plays the first k steps, k uniform in
-    1 .. its own episode length - 1, the same k for all siblings, then the planner takes over
-    (``navrl.agent.guided``). The guide's steps are never trained on; they let RL practise
-    the late stages of long tasks (the second app) that it cannot reach on its own yet.
-    Evaluation always starts at the beginning. 0 disables it."""
+        return self.uses_critic and update_idx < self.critic.critic_warmup_updates
 
     # --- checks and (de)serialisation -------------------------------------------------------
     def validate(self) -> TrainConfig:
-        """Check every field; returns self so calls chain.
+        """Check every field; returns self so calls chain. Messages name fields by their
+        dotted names.
 
         Raises:
             ConfigError: the first invalid value found.
         """
+        for section, cls in SECTIONS.items():
+            if not isinstance(getattr(self, section), cls):
+                raise ConfigError(f"{section} must be a {cls.__name__}, got {getattr(self, section)!r}")
         _check_types(self)
+        v = {f.name: getattr(getattr(self, s), f.name) for s, cls in SECTIONS.items() for f in fields(cls)}
+        P = _PATHS
         ints_min = {
             "tasks_per_update": 1,
             "rollouts_per_task": 1,
@@ -288,135 +453,175 @@ class TrainConfig:
             "task_pool": 0,
         }
         for name, low in ints_min.items():
-            value = getattr(self, name)
+            value = v[name]
             if isinstance(value, bool) or not isinstance(value, int):
-                raise ConfigError(f"{name} must be an int, got {value!r}")
+                raise ConfigError(f"{P[name]} must be an int, got {value!r}")
             if value < low:
-                raise ConfigError(f"{name} must be >= {low}, got {value}")
-        if not isinstance(self.seed, int) or isinstance(self.seed, bool):
-            raise ConfigError(f"seed must be an int, got {self.seed!r}")
+                raise ConfigError(f"{P[name]} must be >= {low}, got {value}")
+        if not isinstance(v["seed"], int) or isinstance(v["seed"], bool):
+            raise ConfigError(f"{P['seed']} must be an int, got {v['seed']!r}")
 
         def real(name: str) -> float:
-            value = getattr(self, name)
+            value = v[name]
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-                raise ConfigError(f"{name} must be a finite number, got {value!r}")
+                raise ConfigError(f"{P[name]} must be a finite number, got {value!r}")
             return float(value)
 
         if not 0.0 <= real("gamma") <= 1.0:
-            raise ConfigError(f"gamma must be in [0, 1], got {self.gamma}")
+            raise ConfigError(f"{P['gamma']} must be in [0, 1], got {v['gamma']}")
         if not 0.0 <= real("lam") <= 1.0:
-            raise ConfigError(f"lam must be in [0, 1], got {self.lam}")
-        if self.lam != 1.0:
+            raise ConfigError(f"{P['lam']} must be in [0, 1], got {v['lam']}")
+        if v["lam"] != 1.0:
             raise ConfigError(
-                "lam != 1 is not supported (needs a dense + terminal two-head critic); use lam=1"
+                f"{P['lam']} != 1 is not supported (needs a dense + terminal two-head critic); use {P['lam']}=1"
             )
         for name in ("policy_lr", "critic_lr_ratio", "clip_eps"):
             if real(name) <= 0.0:
-                raise ConfigError(f"{name} must be > 0, got {getattr(self, name)}")
-        if self.clip_eps >= 1.0:
-            raise ConfigError(f"clip_eps must be < 1, got {self.clip_eps}")
+                raise ConfigError(f"{P[name]} must be > 0, got {v[name]}")
+        if v["clip_eps"] >= 1.0:
+            raise ConfigError(f"{P['clip_eps']} must be < 1, got {v['clip_eps']}")
         if real("self_imitation") < 0.0:
-            raise ConfigError(f"self_imitation must be >= 0, got {self.self_imitation}")
+            raise ConfigError(f"{P['self_imitation']} must be >= 0, got {v['self_imitation']}")
         if real("pool_replay") < 0.0:
-            raise ConfigError(f"pool_replay must be >= 0, got {self.pool_replay}")
-        if not 0.0 <= self.sft_augment <= 1.0:
-            raise ConfigError(f"sft_augment must be in [0, 1], got {self.sft_augment}")
+            raise ConfigError(f"{P['pool_replay']} must be >= 0, got {v['pool_replay']}")
+        if not 0.0 <= v["sft_augment"] <= 1.0:
+            raise ConfigError(f"{P['sft_augment']} must be in [0, 1], got {v['sft_augment']}")
         for name in ("kl_coef", "entropy_coef", "sft_coef", "weight_decay", "gigpo_step_weight"):
             if real(name) < 0.0:
-                raise ConfigError(f"{name} must be >= 0, got {getattr(self, name)}")
+                raise ConfigError(f"{P[name]} must be >= 0, got {v[name]}")
         for name in ("value_clip", "grad_clip", "rollout_deadline_s"):
-            if getattr(self, name) is not None and real(name) <= 0.0:
-                raise ConfigError(f"{name} must be > 0 or None, got {getattr(self, name)}")
-        if self.reward_preset not in ("default", "cautionary"):
-            raise ConfigError(f"reward_preset must be 'default' or 'cautionary', got {self.reward_preset!r}")
+            if v[name] is not None and real(name) <= 0.0:
+                raise ConfigError(f"{P[name]} must be > 0 or None, got {v[name]}")
+        if v["reward_preset"] not in ("default", "cautionary"):
+            raise ConfigError(f"{P['reward_preset']} must be 'default' or 'cautionary', got {v['reward_preset']!r}")
         if not 0.0 <= real("guided_start") <= 1.0:
-            raise ConfigError(f"guided_start must be in [0, 1], got {self.guided_start}")
+            raise ConfigError(f"{P['guided_start']} must be in [0, 1], got {v['guided_start']}")
         if not 0.0 <= real("explore") < 1.0:
-            raise ConfigError(f"explore must be in [0, 1), got {self.explore}")
+            raise ConfigError(f"{P['explore']} must be in [0, 1), got {v['explore']}")
         if real("rollout_temperature") <= 0.0:
-            raise ConfigError(f"rollout_temperature must be > 0, got {self.rollout_temperature}")
+            raise ConfigError(f"{P['rollout_temperature']} must be > 0, got {v['rollout_temperature']}")
         for name, low in (("eval_every", 0), ("eval_episodes", 1), ("checkpoint_every", 1), ("torch_threads", 1),
                           ("sft_batch_size", 1), ("max_masked_updates", 0)):
-            value = getattr(self, name)
+            value = v[name]
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
-                raise ConfigError(f"{name} must be an int >= {low}, got {value!r}")
+                raise ConfigError(f"{P[name]} must be an int >= {low}, got {value!r}")
         from navrl.tasks.registry import suites
         known = suites()
-        for sname in self.eval_suites:
+        for sname in v["eval_suites"]:
             if sname not in known:
-                raise ConfigError(f"unknown eval suite {sname!r}; choose from {sorted(known)}")
-        if not isinstance(self.whiten_advantages, bool):
-            raise ConfigError(f"whiten_advantages must be a bool, got {self.whiten_advantages!r}")
-
-        if len(set(self.loss_terms)) != len(self.loss_terms):
-            raise ConfigError(f"loss_terms names a term twice: {list(self.loss_terms)}")
+                raise ConfigError(f"unknown eval suite {sname!r} in {P['eval_suites']}; choose from {sorted(known)}")
+        if not isinstance(v["whiten_advantages"], bool):
+            raise ConfigError(f"{P['whiten_advantages']} must be a bool, got {v['whiten_advantages']!r}")
+        terms = v["loss_terms"]
+        if len(set(terms)) != len(terms):
+            raise ConfigError(f"{P['loss_terms']} names a term twice: {list(terms)}")
         from navrl.rl.losses import loss_spec
-        for name in self.loss_terms:
+        for name in terms:
             spec = loss_spec(name)     # UnknownLossError (a ConfigError) for an unknown name
-            if spec.coef is not None and not hasattr(self, spec.coef):
-                raise ConfigError(f"loss term {name!r} is weighted by {spec.coef!r}, which is no TrainConfig field")
+            if spec.coef is not None:
+                try:
+                    self.check_name(spec.coef)
+                except ConfigError:
+                    raise ConfigError(f"loss term {name!r} is weighted by {spec.coef!r}, which is no TrainConfig "
+                                      "field") from None
 
         spec = self.estimator_spec
-        if self.rollouts_per_task < spec.min_rollouts_per_task:
-            raise ConfigError(f"estimator {spec.name} compares sibling rollouts: rollouts_per_task must be "
+        if v["rollouts_per_task"] < spec.min_rollouts_per_task:
+            raise ConfigError(f"estimator {spec.name} compares sibling rollouts: {P['rollouts_per_task']} must be "
                               f">= {spec.min_rollouts_per_task} (its min_rollouts_per_task), "
-                              f"got {self.rollouts_per_task}")
+                              f"got {v['rollouts_per_task']}")
         return self
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain dict (estimator as its string), e.g. for YAML or run metadata."""
-        out = asdict(self)
-        out["estimator"] = str(self.estimator)
-        out["eval_suites"] = list(self.eval_suites)
-        out["loss_terms"] = list(self.loss_terms)
+        """Plain nested dict, one dict per section (estimator as its string, tuples as
+        lists), e.g. for YAML, JSON or a checkpoint."""
+        out: dict[str, Any] = {}
+        for section, cls in SECTIONS.items():
+            sec = getattr(self, section)
+            d = {}
+            for f in fields(cls):
+                value = getattr(sec, f.name)
+                d[f.name] = list(value) if isinstance(value, tuple) else value
+            out[section] = d
+        out["advantage"]["estimator"] = str(self.advantage.estimator)
         return out
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> TrainConfig:
-        """Build and validate from a plain dict.
+    def from_dict(cls, data: Mapping[str, Any]) -> TrainConfig:
+        """Build and validate from a dict a user wrote: sections as nested dicts
+        (``{"policy": {"clip_eps": 0.28}}``, :meth:`to_dict`'s form) or dotted names
+        (``{"policy.clip_eps": 0.28}``); fields not given keep their defaults.
 
         Raises:
-            ConfigError: unknown keys or invalid values.
+            ConfigError: unknown names (a flat name of an earlier version: the message names
+                the new one) or invalid values.
         """
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(data) - known)
-        if unknown:
-            raise ConfigError(f"unknown TrainConfig fields: {unknown}")
-        data = dict(data)
-        for name in ("eval_suites", "loss_terms"):
-            if isinstance(data.get(name), list):
-                data[name] = tuple(data[name])
-        return cls(**data).validate()
+        return cls().override(data).validate()
+
+    @classmethod
+    def from_saved(cls, data: Mapping[str, Any]) -> TrainConfig:
+        """Build and validate from a config read back from a file that navrl wrote (a
+        checkpoint's ``config``, a run folder's record): as :meth:`from_dict`, and a flat dict
+        of an earlier version (``{"clip_eps": 0.2, ...}``) has its names moved to their
+        sections first (:func:`migrate_saved`)."""
+        return cls.from_dict(migrate_saved(data))
 
     @classmethod
     def field_docs(cls) -> dict[str, str]:
-        """Field name -> its attribute docstring (for --help texts and generated docs)."""
-        return dict(_attribute_docstrings(cls))
+        """Dotted field name -> its attribute docstring (for --help texts and generated docs),
+        section by section."""
+        return {f"{s}.{name}": doc for s, sc in SECTIONS.items() for name, doc in _attribute_docstrings(sc)}
+
+
+def _dotted(data: Mapping[str, Any]) -> dict[str, Any]:
+    """``data`` (nested sections and/or dotted names) as dotted name -> value."""
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"a TrainConfig dict must map names to values, got {type(data).__name__}")
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        if key in SECTIONS and isinstance(value, Mapping):
+            for leaf, v in value.items():
+                out[f"{key}.{leaf}"] = v
+        else:
+            out[str(key)] = value
+    return out
+
+
+def migrate_saved(data: Mapping[str, Any]) -> dict[str, Any]:
+    """A saved config (or saved overrides) with an earlier version's flat names moved to
+    their sections (``clip_eps`` -> ``policy.clip_eps``), as dotted name -> value; names that
+    are already dotted or sections stay. Only for files navrl wrote: a user's config with
+    flat names is refused (:meth:`TrainConfig.check_name`)."""
+    out = _dotted(data)
+    return {_PATHS.get(k, k): v for k, v in out.items()}
 
 
 @cache
-def _type_adapters() -> tuple[tuple[str, Any], ...]:
-    """A strict pydantic TypeAdapter per TrainConfig field (from its annotation)."""
+def _type_adapters() -> tuple[tuple[str, str, Any], ...]:
+    """(section, field, a strict pydantic TypeAdapter from its annotation) per field."""
     import typing
 
     from pydantic import TypeAdapter
-    hints = typing.get_type_hints(TrainConfig)
-    return tuple((f.name, TypeAdapter(hints[f.name])) for f in fields(TrainConfig) if f.name != "estimator")
+    out = []
+    for s, cls in SECTIONS.items():
+        hints = typing.get_type_hints(cls)
+        out += [(s, f.name, TypeAdapter(hints[f.name])) for f in fields(cls) if f.name != "estimator"]
+    return tuple(out)
 
 
 def _check_types(cfg: TrainConfig) -> None:
     """Every field against its annotation with pydantic in strict mode ("3" is not an int,
     True is not a number, a list of suites is not a float); estimator is checked by name."""
     from pydantic import ValidationError
-    for name, adapter in _type_adapters():
-        value = getattr(cfg, name)
+    for section, name, adapter in _type_adapters():
+        value = getattr(getattr(cfg, section), name)
         if name in ("eval_suites", "loss_terms") and isinstance(value, list):
             value = tuple(value)
         try:
             adapter.validate_python(value, strict=True)
         except ValidationError as e:
             msg = e.errors()[0]["msg"]
-            raise ConfigError(f"{name}: {msg[0].lower() + msg[1:]}, got {value!r}") from None
+            raise ConfigError(f"{section}.{name}: {msg[0].lower() + msg[1:]}, got {value!r}") from None
 
 
 @cache

@@ -14,20 +14,20 @@ nothing to the loss, the gradient or the statistics, even when they hold inf or 
 The policy loss of one optimiser step is a weighted sum of **terms**, each a pure function
 ``fn(inputs: LossInputs) -> Tensor`` (a scalar) registered with :func:`register_loss` — the
 registry is the only list of them, as :func:`navrl.rl.advantages.register_estimator`'s is of
-the advantage estimators. ``TrainConfig.loss_terms`` names the terms in the order they are
+the advantage estimators. ``TrainConfig.policy.loss_terms`` names the terms in the order they are
 summed; each is weighted by the config field its spec names (``coef``): the trainer adds
 ``coef × term`` for every term whose coefficient is not 0 (``-coef × term`` for a bonus,
 ``maximise=True``). Built-in terms:
 
-=================  ==================  ================================================
-term               coefficient         value (a token mean over the valid tokens)
-=================  ==================  ================================================
-``ppo_clip``       1                   clipped PPO surrogate (:func:`ppo_clip`)
-``kl_ref``         ``kl_coef``         k3 KL to the reference planner (:func:`kl_ref`)
-``entropy``        ``entropy_coef``    entropy, a bonus: subtracted (:func:`entropy_bonus`)
-``ptx``            ``sft_coef``        NLL of SFT demonstrations, PPO-ptx (:func:`ptx`)
-``self_imitation`` ``self_imitation``  NLL of the planner's own rewarded outputs
-=================  ==================  ================================================
+=================  ==============================  ================================================
+term               coefficient                     value (a token mean over the valid tokens)
+=================  ==============================  ================================================
+``ppo_clip``       1                               clipped PPO surrogate (:func:`ppo_clip`)
+``kl_ref``         ``policy.kl_coef``              k3 KL to the reference planner (:func:`kl_ref`)
+``entropy``        ``policy.entropy_coef``         entropy, a bonus: subtracted (:func:`entropy_bonus`)
+``ptx``            ``policy.sft_coef``             NLL of SFT demonstrations, PPO-ptx (:func:`ptx`)
+``self_imitation`` ``exploration.self_imitation``  NLL of the planner's own rewarded outputs
+=================  ==============================  ================================================
 """
 
 from __future__ import annotations
@@ -206,10 +206,11 @@ class LossSpec:
     """One registry entry: a policy-loss term and how the trainer weighs and feeds it.
 
     Attributes:
-        name: the name in ``TrainConfig.loss_terms``.
+        name: the name in ``TrainConfig.policy.loss_terms``.
         fn: ``fn(inputs: LossInputs) -> Tensor``, a pure function to a scalar with grad.
-        coef: the ``TrainConfig`` field holding its coefficient (the term is left out while it
-            is 0), or None for a fixed coefficient of 1.
+        coef: the ``TrainConfig`` field holding its coefficient, by dotted name
+            (``policy.kl_coef``; the term is left out while it is 0), or None for a fixed
+            coefficient of 1.
         maximise: a bonus: the loss adds ``-coef × term``.
         reads: the :data:`LossSource` s it reads; a step that lacks one leaves the term out.
         zero_advantage_free: a sample whose advantage is 0 adds exactly nothing to the term or
@@ -251,7 +252,7 @@ def register_loss(name: str, *, coef: str | None = None, maximise: bool = False,
                   log: str | None = None) -> Callable[[LossFn], LossFn]:
     """Decorator: register ``fn(inputs: LossInputs) -> Tensor`` as the policy-loss term ``name``.
 
-    This is the only list of terms: ``TrainConfig.loss_terms`` names them, ``TrainConfig.validate``
+    This is the only list of terms: ``TrainConfig.policy.loss_terms`` names them, ``TrainConfig.validate``
     and the trainer read their specs. ``fn`` is returned unchanged; it must be pure (no state, no
     draws), read only the sources in ``reads`` and return a scalar. Example (an L2 pull of
     the sampled tokens' log-probs towards their rollout values, weight 1)::
@@ -327,7 +328,7 @@ def _ratios(x: LossInputs) -> tuple[Tensor, Tensor, Tensor, Tensor]:
 @register_loss("ppo_clip", log="policy/pg_loss")
 def ppo_clip(x: LossInputs) -> Tensor:
     """Clipped PPO surrogate with per-token ratio r = exp(logp - old_logp):
-    token-mean over valid tokens of max(-A r, -A clip(r, 1 - eps, 1 + eps)), eps = ``clip_eps``.
+    token-mean over valid tokens of max(-A r, -A clip(r, 1 - eps, 1 + eps)), eps = ``clip_eps`` (``policy.clip_eps``).
 
     Reads ``logp``, ``old_logp`` [N, L], ``advantages`` [N] or [N, L], ``mask`` [N, L],
     ``valid`` [N]. Returns a scalar; a zero-advantage row adds nothing to it or its gradient."""
@@ -337,7 +338,7 @@ def ppo_clip(x: LossInputs) -> Tensor:
     return masked_token_mean(torch.maximum(surr, surr_clipped), m)
 
 
-@register_loss("kl_ref", coef="kl_coef", reads=("samples", "reference"), zero_advantage_free=False,
+@register_loss("kl_ref", coef="policy.kl_coef", reads=("samples", "reference"), zero_advantage_free=False,
                log="policy/kl_ref")
 def kl_ref(x: LossInputs) -> Tensor:
     """Token-mean k3 estimate of KL(pi || ref) over the valid sampled tokens (:func:`kl_k3`),
@@ -350,11 +351,11 @@ def kl_ref(x: LossInputs) -> Tensor:
     return masked_token_mean(kl_k3(torch.where(m, x.logp, zero), torch.where(m, x.ref_logp.detach(), zero)), m)
 
 
-@register_loss("entropy", coef="entropy_coef", maximise=True, reads=("samples", "entropy"),
+@register_loss("entropy", coef="policy.entropy_coef", maximise=True, reads=("samples", "entropy"),
                zero_advantage_free=False, log="policy/entropy")
 def entropy_bonus(x: LossInputs) -> Tensor:
     """Token-mean entropy of the policy at the valid sampled positions: a bonus (the loss
-    subtracts ``entropy_coef`` × it).
+    subtracts ``policy.entropy_coef`` × it).
 
     Reads ``entropy`` [N, L], ``mask`` [N, L], ``valid`` [N]. Returns a scalar >= 0."""
     return masked_token_mean(x.entropy, token_mask(x.mask, x.valid))
@@ -365,7 +366,7 @@ def _nll(logp: Tensor, mask: Tensor) -> Tensor:
     return -masked_token_mean(logp, mask.bool())
 
 
-@register_loss("ptx", coef="sft_coef", reads=("demos",), log="policy/sft_loss")
+@register_loss("ptx", coef="policy.sft_coef", reads=("demos",), log="policy/sft_loss")
 def ptx(x: LossInputs) -> Tensor:
     """PPO-ptx (InstructGPT): mean negative log-likelihood per output token (or decision
     factor) of the SFT demonstrations, so the few tasks of one update cannot pull the planner
@@ -375,7 +376,7 @@ def ptx(x: LossInputs) -> Tensor:
     return _nll(x.demo_logp, x.demo_mask)
 
 
-@register_loss("self_imitation", coef="self_imitation", reads=("own",), log="policy/self_imitation_loss")
+@register_loss("self_imitation", coef="exploration.self_imitation", reads=("own",), log="policy/self_imitation_loss")
 def self_imitation(x: LossInputs) -> Tensor:
     """Self-imitation (Oh et al., 2018; :mod:`navrl.rl.self_imitation`): mean negative
     log-likelihood per output token of the planner's own past outputs that earned a positive

@@ -10,11 +10,14 @@ was never the default. ``navrl train --list-presets`` prints :func:`describe_pre
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from navrl.agent.policy.pointer.model import PointerConfig
 from navrl.agent.policy.tiny import TinyConfig
-from navrl.rl.config import ConfigError, TrainConfig
+from navrl.rl.config import (AdvantageConfig, ConfigError, CriticConfig, DataConfig, ExplorationConfig, PolicyConfig,
+                             RolloutConfig, RunConfig, TrainConfig)
 from navrl.rl.sft import SFTConfig
 
 
@@ -30,6 +33,14 @@ class Preset:
     """Which CPU planner the preset trains: "pointer" (docs/design.md §3a) or "tiny" (the text LM)."""
     pointer: PointerConfig = field(default_factory=PointerConfig)
     """Sizes of the pointer planner (used when planner == "pointer")."""
+
+
+def _quick_train() -> TrainConfig:
+    """The quick presets' RL: 2 tasks x 2 rollouts of at most 4 steps, 2 updates."""
+    return TrainConfig(rollout=RolloutConfig(tasks_per_update=2, rollouts_per_task=2, max_steps=4),
+                       policy=PolicyConfig(policy_lr=1e-3, minibatch_size=16),
+                       critic=CriticConfig(critic_warmup_updates=1, critic_lr_ratio=10.0, critic_steps=2),
+                       run=RunConfig(num_updates=2, eval_every=0, eval_episodes=4, checkpoint_every=1))
 
 
 def _presets() -> dict[str, Preset]:
@@ -51,11 +62,15 @@ def _presets() -> dict[str, Preset]:
             # after SFT at the same iOS score.
             SFTConfig(n_tasks=600, epochs=10, lr=3e-3, batch_size=32, augment=0.5),
             TinyConfig(),
-            TrainConfig(tasks_per_update=16, rollouts_per_task=8, max_steps=20, num_updates=30,
-                        estimator="gigpo", critic_warmup_updates=0, critic_lr_ratio=10.0, critic_steps=32,
-                        policy_lr=5e-4, minibatch_size=256, ppo_epochs=2, rollout_temperature=0.7, task_pool=96,
-                        sft_coef=1.0, sft_batch_size=64, sft_augment=0.5,
-                        eval_every=0, eval_episodes=192, checkpoint_every=6, torch_threads=2),
+            TrainConfig(rollout=RolloutConfig(tasks_per_update=16, rollouts_per_task=8, max_steps=20),
+                        advantage=AdvantageConfig(estimator="gigpo"),
+                        policy=PolicyConfig(policy_lr=5e-4, minibatch_size=256, ppo_epochs=2, sft_coef=1.0,
+                                            sft_batch_size=64, sft_augment=0.5),
+                        critic=CriticConfig(critic_warmup_updates=0, critic_lr_ratio=10.0, critic_steps=32),
+                        exploration=ExplorationConfig(rollout_temperature=0.7),
+                        data=DataConfig(task_pool=96),
+                        run=RunConfig(num_updates=30, eval_every=0, eval_episodes=192, checkpoint_every=6,
+                                      torch_threads=2)),
             planner="pointer", pointer=PointerConfig(),
             description="the pointer planner, what make demo runs: SFT + online RL on a 2-core CPU in 2-10 minutes"),
         "demo-text": Preset(
@@ -69,27 +84,24 @@ def _presets() -> dict[str, Preset]:
             # point (docs/results/demo_tuning.md).
             SFTConfig(n_tasks=800, epochs=6, lr=4e-3, batch_size=16),
             TinyConfig(d_model=96, n_layers=2, n_heads=4, d_ff=288),
-            TrainConfig(tasks_per_update=8, rollouts_per_task=8, max_steps=20, num_updates=10,
-                        critic_warmup_updates=3, critic_lr_ratio=10.0, critic_steps=64, policy_lr=1e-4,
-                        minibatch_size=64, ppo_epochs=1, rollout_temperature=0.6, eval_every=0,
-                        eval_episodes=192,
-                        checkpoint_every=4, torch_threads=2),
+            TrainConfig(rollout=RolloutConfig(tasks_per_update=8, rollouts_per_task=8, max_steps=20),
+                        policy=PolicyConfig(policy_lr=1e-4, minibatch_size=64, ppo_epochs=1),
+                        critic=CriticConfig(critic_warmup_updates=3, critic_lr_ratio=10.0, critic_steps=64),
+                        exploration=ExplorationConfig(rollout_temperature=0.6),
+                        run=RunConfig(num_updates=10, eval_every=0, eval_episodes=192, checkpoint_every=4,
+                                      torch_threads=2)),
             description="the tiny text planner (the earlier demo): SFT + online PPO on a 2-core CPU in about 15 minutes"),
         "quick": Preset(
             "quick",
             SFTConfig(n_tasks=12, epochs=6, batch_size=16, lr=5e-3),
             TinyConfig(d_model=32, n_layers=1, n_heads=2, d_ff=64, max_new_tokens=24),
-            TrainConfig(tasks_per_update=2, rollouts_per_task=2, max_steps=4, num_updates=2,
-                        critic_warmup_updates=1, critic_lr_ratio=10.0, policy_lr=1e-3, minibatch_size=16,
-                        eval_every=0, eval_episodes=4, checkpoint_every=1, critic_steps=2),
+            _quick_train(),
             tokenizer_tasks=12, description="the tiny text planner at toy sizes: every stage in seconds (plumbing, not results)"),
         "quick-pointer": Preset(
             "quick-pointer",
             SFTConfig(n_tasks=12, epochs=4, batch_size=16, lr=5e-3),
             TinyConfig(),
-            TrainConfig(tasks_per_update=2, rollouts_per_task=2, max_steps=4, num_updates=2,
-                        critic_warmup_updates=1, critic_lr_ratio=10.0, policy_lr=1e-3, minibatch_size=16,
-                        eval_every=0, eval_episodes=4, checkpoint_every=1, critic_steps=2),
+            _quick_train(),
             planner="pointer", pointer=PointerConfig(d_model=32, n_layers=1, n_heads=2, d_ff=64),
             description="the pointer planner at toy sizes: every stage in seconds (checks the plumbing, not the results)"),
     }
@@ -116,9 +128,10 @@ def preset_rows() -> list[dict[str, str]]:
                       + "".join(f", alias {a}" for a, b in ALIASES.items() if b == name),
             "planner": p.planner,
             "SFT": f"{p.sft.n_tasks} tasks x {p.sft.epochs} epochs",
-            "RL": f"{t.estimator}, {t.num_updates} updates x {t.tasks_per_update} tasks x {t.rollouts_per_task} "
-                  f"rollouts, <= {t.max_steps} steps" + (f", PPO-ptx {t.sft_coef:g}" if t.sft_coef else ""),
-            "final evaluation": f"{t.eval_episodes} episodes x {len(t.eval_suites)} suites",
+            "RL": f"{t.advantage.estimator}, {t.run.num_updates} updates x {t.rollout.tasks_per_update} tasks x "
+                  f"{t.rollout.rollouts_per_task} rollouts, <= {t.rollout.max_steps} steps"
+                  + (f", PPO-ptx {t.policy.sft_coef:g}" if t.policy.sft_coef else ""),
+            "final evaluation": f"{t.run.eval_episodes} episodes x {len(t.run.eval_suites)} suites",
             "what it is": p.description,
         })
     return rows
@@ -142,15 +155,22 @@ def presets_markdown() -> str:
     return "\n".join(out)
 
 
-def get_preset(name: str, **train_overrides) -> Preset:
+def get_preset(name: str, overrides: Mapping[str, Any] | None = None) -> Preset:
+    """The preset ``name``, its TrainConfig with ``overrides`` (dotted name -> value, as
+    ``--set``: ``{"run.seed": 1, "policy.clip_eps": 0.28}``) applied, validated.
+
+    Raises:
+        ConfigError: an unknown preset, an unknown or flat field name (the message names the
+            new one), or an invalid value.
+    """
     ps = _presets()
     name = ALIASES.get(name, name)
     if name not in ps:
         raise ConfigError(f"unknown preset {name!r}; choose from {', '.join(ps)} (navrl train --list-presets "
                           "says what each is)")
     p = ps[name]
-    if train_overrides:
-        p = replace(p, train=replace(p.train, **train_overrides))
+    if overrides:
+        p = replace(p, train=p.train.override(overrides))
     p.train.validate()
     p.sft.validate()
     return p

@@ -62,7 +62,7 @@ class Trainer:
         """The trainer of ``policy`` with its parts passed in (the CLI assembles them from flags):
 
         - ``tasks``: where each update's tasks come from (default: fresh instances of the phone
-          world's ``train`` suite, perturbed as ``cfg.train_perturb`` says);
+          world's ``train`` suite, perturbed as ``cfg.data.train_perturb`` says);
         - ``judges``: step, ask-user and terminal judges (default: the phone world's oracle);
         - ``devices``: a device farm with ``lease_batch``/``release_batch`` (a
           :class:`~navrl.device.pool.DevicePool` over any backend, the Ray farm) holding at
@@ -70,12 +70,12 @@ class Trainer:
           device);
         - ``grounder``: the frozen grounder (default: the accessibility grounder);
         - ``guide`` and ``guide_length(task)``: who plays the guided prefixes of
-          ``cfg.guided_start`` and how many steps it takes for a task (default on the phone
+          ``cfg.exploration.guided_start`` and how many steps it takes for a task (default on the phone
           world: its expert, and the length of the expert's own episode).
         """
         cfg.validate()
         self.loss_terms = cfg.policy_loss
-        """(registry entry, weight) of each policy-loss term in use, in order (``cfg.loss_terms``)."""
+        """(registry entry, weight) of each policy-loss term in use, in order (``cfg.policy.loss_terms``)."""
         reads = {r for spec, _ in self.loss_terms for r in spec.reads}
         demo_terms = [f"{spec.name} ({spec.coef} > 0)" for spec, _ in self.loss_terms if "demos" in spec.reads]
         if demo_terms and not sft_demos:
@@ -83,52 +83,54 @@ class Trainer:
                               "(Trainer(..., sft_demos=...))")
         # PPO-ptx fits only what the policy can express (a pointer planner drops a few steps)
         self.sft_demos = [d for d in (sft_demos or []) if policy.encode_demo(d.prompt, d.target) is not None]
-        torch.set_num_threads(cfg.torch_threads)
+        torch.set_num_threads(cfg.run.torch_threads)
         self.policy, self.cfg = policy, cfg
         self.run_dir = Path(run_dir)
         self.run_dir.mkdir(parents=True, exist_ok=True)
         spec = cfg.estimator_spec          # the registry entry: critic kind, hashes
         self.estimator = spec.name
-        self.rewards = reward_preset(cfg.reward_preset)
-        self.gamma = cfg.gamma if self.rewards.discount_dense else 1.0
-        with torch.random.fork_rng(devices=[]):    # the critic's initial weights from cfg.seed alone
-            torch.manual_seed(cfg.seed)
-            self.critic = CriticAdapter(spec.critic or "value", policy.state_dim, cfg.gigppo_hidden_dim)
+        self.rewards = reward_preset(cfg.rollout.reward_preset)
+        self.gamma = cfg.advantage.gamma if self.rewards.discount_dense else 1.0
+        with torch.random.fork_rng(devices=[]):    # the critic's initial weights from cfg.run.seed alone
+            torch.manual_seed(cfg.run.seed)
+            self.critic = CriticAdapter(spec.critic or "value", policy.state_dim, cfg.critic.gigppo_hidden_dim)
         policy.critic = self.critic.plan_value
         if hasattr(policy, "entropy_in_score"):
             policy.entropy_in_score = "entropy" in reads
-        self.opt_policy = torch.optim.AdamW(policy.policy_parameters(), lr=cfg.policy_lr, weight_decay=cfg.weight_decay)
+        self.opt_policy = torch.optim.AdamW(policy.policy_parameters(), lr=cfg.policy.policy_lr,
+                                            weight_decay=cfg.policy.weight_decay)
         self.opt_critic = torch.optim.AdamW(self.critic.parameters(), lr=cfg.critic_lr)
         self.ref_policy = copy.deepcopy(policy) if "reference" in reads else None
         self.skip_zero_advantages = True
         """Leave samples whose advantage is 0 out of the policy's forward pass when that changes
         nothing (every term in use is ``zero_advantage_free``: no KL or entropy term): 20-45% of
         a GiGPO batch, the same optimiser steps."""
-        self.rng = random.Random(cfg.seed)
+        self.rng = random.Random(cfg.run.seed)
         self.update = 0
-        self.tasks = tasks or suite_source("train", perturb=None if cfg.train_perturb else False)
+        self.tasks = tasks or suite_source("train", perturb=None if cfg.data.train_perturb else False)
         # a plain (step, ask, terminal) tuple works too
         self.judges = judges if isinstance(judges, JudgeSet) else JudgeSet(*judges[:3]) if judges else \
             make_judges(getattr(self.tasks, "default_judge", "oracle"))
         self.devices = devices
         self.grounder = grounder or AccessibilityGrounder()
         self.guided: GuidedPlanner | None = None
-        if cfg.guided_start > 0:
+        if cfg.exploration.guided_start > 0:
             if (guide is None or guide_length is None) and not getattr(self.tasks, "has_expert", False):
-                raise ConfigError("guided_start > 0 needs a guide (Trainer(..., guide=..., guide_length=...)) "
+                raise ConfigError("exploration.guided_start > 0 needs a guide "
+                                  "(Trainer(..., guide=..., guide_length=...)) "
                                   "for tasks whose source has no expert (has_expert)")
             self.guided = GuidedPlanner(policy, guide or ExpertPlanner())
             self.guide_length = guide_length or (lambda task: task.expert_length())
         self.runner = EpisodeRunner(self.guided or policy, self.grounder, *self.judges[:3], rewards=self.rewards,
-                                    config=RunnerConfig(phash=spec.needs_state_hashes, max_steps=cfg.max_steps,
-                                                        deadline_s=cfg.rollout_deadline_s))
+                                    config=RunnerConfig(phash=spec.needs_state_hashes, max_steps=cfg.rollout.max_steps,
+                                                        deadline_s=cfg.rollout.rollout_deadline_s))
         self.logger = MetricsLogger(self.run_dir) if log else None
         self.masked_total = 0
-        self._pool: list | None = None   # cfg.task_pool's fixed tasks, drawn on first use
-        self.replay = PoolReplay(cfg.task_pool, temperature=cfg.pool_replay) \
-            if cfg.task_pool > 0 and cfg.pool_replay > 0 else None
+        self._pool: list | None = None   # cfg.data.task_pool's fixed tasks, drawn on first use
+        self.replay = PoolReplay(cfg.data.task_pool, temperature=cfg.data.pool_replay) \
+            if cfg.data.task_pool > 0 and cfg.data.pool_replay > 0 else None
         self._drawn: dict[str, int] = {}
-        self.good: collections.deque = collections.deque(maxlen=cfg.self_imitation_buffer)
+        self.good: collections.deque = collections.deque(maxlen=cfg.exploration.self_imitation_buffer)
         """(prompt, output ids) the planner produced that earned a positive step reward and
         advantage: the self-imitation term's data."""
         self.masked_streak = 0
@@ -146,13 +148,13 @@ class Trainer:
         sampled outputs. The judges score every step inside the runner (2. score)."""
         cfg, pol = self.cfg, self.policy
         tasks = self._next_tasks()
-        batch_tasks = [t for t in tasks for _ in range(cfg.rollouts_per_task)]
-        groups = [g for g in range(len(tasks)) for _ in range(cfg.rollouts_per_task)]
+        batch_tasks = [t for t in tasks for _ in range(cfg.rollout.rollouts_per_task)]
+        groups = [g for g in range(len(tasks)) for _ in range(cfg.rollout.rollouts_per_task)]
         starts = self._guided_starts(tasks)
         before = self.runner.timings["judge"]
         # the rollouts sample at the rollout temperature with the configured exploration,
         # handed to the policy for this collection only
-        with pol.using(Sampling(temperature=cfg.rollout_temperature, explore=cfg.explore)):
+        with pol.using(Sampling(temperature=cfg.exploration.rollout_temperature, explore=cfg.exploration.explore)):
             trajs = self.runner.run(batch_tasks, devices=self.devices, groups=groups,
                                     on_step=(lambda k: progress("rollout", k, 0)) if progress else None)
         for t in trajs:
@@ -166,7 +168,7 @@ class Trainer:
             return {}
         starts = {}
         for t in tasks:
-            if len(getattr(t, "apps", ())) > 1 and self.rng.random() < self.cfg.guided_start:
+            if len(getattr(t, "apps", ())) > 1 and self.rng.random() < self.cfg.exploration.guided_start:
                 n = self.guide_length(t)
                 if n >= 2:
                     starts[t.id] = self.rng.randint(1, n - 1)
@@ -174,18 +176,18 @@ class Trainer:
         return starts
 
     def _next_tasks(self) -> list:
-        """Fresh tasks from the source, or the next tasks_per_update of the fixed pool (cfg.task_pool)."""
+        """Fresh tasks from the source, or the next tasks_per_update of the fixed pool (cfg.data.task_pool)."""
         cfg = self.cfg
-        if cfg.task_pool <= 0:
-            return self.tasks.sample(cfg.tasks_per_update, self.rng)
+        if cfg.data.task_pool <= 0:
+            return self.tasks.sample(cfg.rollout.tasks_per_update, self.rng)
         if self._pool is None:
-            self._pool = self.tasks.sample(cfg.task_pool, random.Random(cfg.seed + 1))
+            self._pool = self.tasks.sample(cfg.data.task_pool, random.Random(cfg.run.seed + 1))
         if self.replay is not None:
-            idx = self.replay.draw(cfg.tasks_per_update, self.update, self.rng)
+            idx = self.replay.draw(cfg.rollout.tasks_per_update, self.update, self.rng)
             self._drawn = {self._pool[i].id: i for i in idx}
             return [self._pool[i] for i in idx]
-        k = (self.update * cfg.tasks_per_update) % len(self._pool)
-        return [self._pool[(k + i) % len(self._pool)] for i in range(cfg.tasks_per_update)]
+        k = (self.update * cfg.rollout.tasks_per_update) % len(self._pool)
+        return [self._pool[(k + i) % len(self._pool)] for i in range(cfg.rollout.tasks_per_update)]
 
     def _score_replay(self, trajs, batch: Batch, advantages: torch.Tensor, mask: torch.Tensor) -> None:
         """Prioritised replay: each drawn task's score is its rollouts' mean |advantage|."""
@@ -218,11 +220,11 @@ class Trainer:
         adv = compute_advantages(self.estimator, AdvantageInputs(
             step_rewards=batch.step_rewards, terminal_rewards=batch.terminal_rewards, step_mask=batch.step_mask,
             valid=batch.valid, group_ids=batch.group_ids, gamma=self.gamma, values=V, state_keys=batch.state_keys,
-            gigpo_step_weight=cfg.gigpo_step_weight, whiten=cfg.whiten_advantages))
+            gigpo_step_weight=cfg.advantage.gigpo_step_weight, whiten=cfg.advantage.whiten_advantages))
         tm["advantages"] = time.perf_counter() - t1
         if self.replay is not None:
             self._score_replay(trajs, batch, adv.advantages, mask)
-        if cfg.self_imitation > 0:
+        if cfg.exploration.self_imitation > 0:
             self.good.extend(positive_outputs(batch, adv.advantages))
 
         # 4. update: the critic always, the policy after the warm-up
@@ -252,7 +254,7 @@ class Trainer:
 
     def _outage_update(self, trajs, tm: dict) -> UpdateStats:
         """Every trajectory masked: nothing is learned and nothing is reported as measured
-        (success, return and length are null, not 0); after ``max_masked_updates`` such updates
+        (success, return and length are null, not 0); after ``run.max_masked_updates`` such updates
         in a row :class:`Outage` is raised (the state is that of a completed update)."""
         self.update += 1
         self.masked_streak += 1
@@ -263,7 +265,7 @@ class Trainer:
         rec = {"kind": "update", "update": self.update, **m}
         if self.logger:
             self.logger.log(rec)
-        limit = self.cfg.max_masked_updates
+        limit = self.cfg.run.max_masked_updates
         if limit and self.masked_streak >= limit:
             reasons = ", ".join(f"{k} {v}" for k, v in sorted(m["masked_reasons"].items()))
             raise Outage(f"infrastructure outage: every trajectory of the last {self.masked_streak} updates was "
@@ -286,7 +288,7 @@ class Trainer:
             first.setdefault(s.prompt, s)
         row = {p: i for i, p in enumerate(first)}
         states = torch.zeros(len(first), D)
-        for chunk in length_chunks(list(first.values()), self.cfg.minibatch_size):
+        for chunk in length_chunks(list(first.values()), self.cfg.policy.minibatch_size):
             sb = self.policy.score([s.prompt for s in chunk], [s.output_ids for s in chunk])
             states[torch.tensor([row[s.prompt] for s in chunk])] = sb.state
         out[torch.tensor([s.b for s in S]), torch.tensor([s.t for s in S])] = \
@@ -296,13 +298,13 @@ class Trainer:
     def _update_critic(self, states, returns, batch: Batch, mask) -> dict:
         cfg = self.cfg
         stats = []
-        for _ in range(cfg.critic_steps):
+        for _ in range(cfg.critic.critic_steps):
             V = self.critic.grid_values(states, returns, batch)
             out = critic_loss(V, returns, mask, clip_range=None)
             self.opt_critic.zero_grad()
             out.loss.backward()
-            if cfg.grad_clip:
-                torch.nn.utils.clip_grad_norm_(list(self.critic.parameters()), cfg.grad_clip)
+            if cfg.policy.grad_clip:
+                torch.nn.utils.clip_grad_norm_(list(self.critic.parameters()), cfg.policy.grad_clip)
             self.opt_critic.step()
             stats.append(out)
         return stats[-1].stats()
@@ -338,15 +340,15 @@ class Trainer:
                 prm.grad = torch.zeros_like(prm)
         # the minibatches' inputs once per update (every epoch reads them); shuffling them is
         # shuffling their chunks: random.shuffle's draws depend on the length alone
-        mbs = minibatches(S, advantages, cfg.minibatch_size, skip_zero)
+        mbs = minibatches(S, advantages, cfg.policy.minibatch_size, skip_zero)
 
         def step(loss: torch.Tensor) -> None:
             t0 = clock()
             self.opt_policy.zero_grad(set_to_none=False)
             if loss.requires_grad:    # (every advantage 0 and no supervised term: a zero-gradient step)
                 loss.backward()
-            if cfg.grad_clip:
-                torch.nn.utils.clip_grad_norm_(pol.policy_parameters(), cfg.grad_clip)
+            if cfg.policy.grad_clip:
+                torch.nn.utils.clip_grad_norm_(pol.policy_parameters(), cfg.policy.grad_clip)
             self.opt_policy.step()
             t_step[0] += clock() - t0
 
@@ -381,7 +383,7 @@ class Trainer:
     def _step_loss(self, mb: Minibatch, demos: list[Demo] | None, own: list | None,
                    times: Counter) -> tuple[torch.Tensor, dict]:
         """One optimiser step's policy loss and what it logs, top to bottom: for each term in
-        use (``cfg.loss_terms`` with a non-zero coefficient, :mod:`navrl.rl.losses`), score the
+        use (``cfg.policy.loss_terms`` with a non-zero coefficient, :mod:`navrl.rl.losses`), score the
         sources it reads that this step has not scored yet (:meth:`_source`), call it, add
         weight × term and log its value. A term whose source this step lacks (every sample of
         the minibatch left out, no demonstrations, an empty self-imitation buffer) is left out.
@@ -393,7 +395,7 @@ class Trainer:
         ``times`` gets the seconds spent on the sampled outputs' terms (``samples``) and on
         the others (``supervised``)."""
         clock = time.perf_counter
-        x = LossInputs(clip_eps=self.cfg.clip_eps)
+        x = LossInputs(clip_eps=self.cfg.policy.clip_eps)
         have: dict[str, bool] = {}
         loss = pg = None
         stats: dict[str, float] = {}
@@ -431,7 +433,7 @@ class Trainer:
         update trains. Identical (prompt, output) pairs are scored once and their rows
         repeated (``mb.rows``): the same loss and gradient. Demonstrations and self-imitation
         items are scored at temperature 1 (SFT's distribution)."""
-        pol, T = self.policy, self.cfg.rollout_temperature
+        pol, T = self.policy, self.cfg.exploration.rollout_temperature
         if src == "samples":
             if mb.empty:
                 return None
@@ -466,14 +468,14 @@ class Trainer:
         the trainer's RNG when asked for."""
         cfg = self.cfg
         reads = {r for spec, _ in self.loss_terms for r in spec.reads}
-        for _ in range(cfg.ppo_epochs):
+        for _ in range(cfg.policy.ppo_epochs):
             order = list(mbs)
             self.rng.shuffle(order)
             for mb in order:
                 demos = self._ptx_demos() if "demos" in reads else None
                 own = None
                 if "own" in reads and self.good:
-                    own = self.rng.sample(list(self.good), min(cfg.sft_batch_size, len(self.good)))
+                    own = self.rng.sample(list(self.good), min(cfg.policy.sft_batch_size, len(self.good)))
                 yield mb, demos, own
 
     def _ptx_demos(self) -> list[Demo]:
@@ -481,9 +483,9 @@ class Trainer:
         trainer's RNG. Augmenting encodes each augmented demonstration (the policy keeps the
         encoding for the loss): the costly part of the term, which needs no weights."""
         cfg, pol = self.cfg, self.policy
-        demos = self.rng.sample(self.sft_demos, min(cfg.sft_batch_size, len(self.sft_demos)))
-        if cfg.sft_augment > 0:
-            demos = augment_batch(pol, demos, cfg.sft_augment, self.rng)
+        demos = self.rng.sample(self.sft_demos, min(cfg.policy.sft_batch_size, len(self.sft_demos)))
+        if cfg.policy.sft_augment > 0:
+            demos = augment_batch(pol, demos, cfg.policy.sft_augment, self.rng)
         return demos
 
     def _ptx_loss(self) -> torch.Tensor:
@@ -562,7 +564,7 @@ class Trainer:
 
     # ================================================================== the run
     def fit(self, updates: int | None = None, callbacks: Sequence[Callback] = ()) -> FitResult:
-        """Train until ``self.update == updates`` (default ``cfg.num_updates``): the run's total,
+        """Train until ``self.update == updates`` (default ``cfg.run.num_updates``): the run's total,
         so a resumed trainer runs only the updates it still lacks. The one outer loop: each
         update is :meth:`train_step` between the callbacks' ``on_update_start`` and
         ``on_update_end`` (:mod:`navrl.rl.callbacks`: checkpoints, evaluation, progress,
@@ -570,9 +572,9 @@ class Trainer:
 
         An error ends the run after every callback's ``on_fit_end`` saw it in
         ``result.error`` and is raised again: Ctrl-C, or :class:`~navrl.errors.Outage` when
-        ``cfg.max_masked_updates`` updates in a row had every trajectory masked (the update's
+        ``cfg.run.max_masked_updates`` updates in a row had every trajectory masked (the update's
         own rule, so a bare :meth:`train_step` stops too)."""
-        target = self.cfg.num_updates if updates is None else int(updates)
+        target = self.cfg.run.num_updates if updates is None else int(updates)
         res = FitResult(start=self.update, target=target, update=self.update)
         started: list[Callback] = []
         try:

@@ -3,7 +3,7 @@
 A :class:`TaskSource` answers one question — "give me ``k`` tasks, drawn with this RNG" —
 so the same trainer serves the phone world, MiniWoB++ in Chromium, a user's web app and
 synthesised tasks. Sources are deterministic given the RNG: the trainer's fixed task pool
-(``TrainConfig.task_pool``) and every update's draw reproduce from the run's seed.
+(``TrainConfig.data.task_pool``) and every update's draw reproduce from the run's seed.
 
 * a world's own sources (``navrl.worlds.phone.source.PhoneWorldTasks``: fresh instances of
   a phone-world suite; ``navrl.worlds.web.source.MiniWoBTasks``: MiniWoB++ pages, fresh

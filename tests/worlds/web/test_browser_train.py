@@ -42,7 +42,7 @@ def sft_path(tmp_path_factory):
 
 def _train(sft_path, run, *parts) -> dict:
     rc = main(["train", "--preset", "quick-pointer", "--init", str(sft_path), "--out", str(run), "--updates", "1",
-               "--set", "critic_warmup_updates=0", "--set", "eval_episodes=2", *parts])
+               "--set", "critic.critic_warmup_updates=0", "--set", "run.eval_episodes=2", *parts])
     assert rc == 0
     recs = [json.loads(x) for x in (run / "metrics.jsonl").read_text().splitlines()]
     up = [r for r in recs if r["kind"] == "update"][0]
