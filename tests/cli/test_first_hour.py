@@ -68,7 +68,7 @@ def test_commit_is_navrls_own_checkout_not_the_current_directorys(tmp_path, monk
 def test_config_digest_is_stable_and_tells_configs_apart():
     from navrl.provenance import config_digest
     from navrl.rl.presets import get_preset
-    a, b = get_preset("quick-pointer").train, get_preset("quick-pointer", seed=1).train
+    a, b = get_preset("quick-pointer").train, get_preset("quick-pointer", {"run.seed": 1}).train
     assert config_digest(a) == config_digest(get_preset("quick-pointer").train)
     assert config_digest(a) != config_digest(b)
     assert re.fullmatch(r"[0-9a-f]{16}", config_digest({"x": [1, 2]}))
@@ -227,7 +227,7 @@ def test_a_bad_set_lists_the_valid_fields(tmp_path):
     from navrl.rl.config import TrainConfig
     r = navrl("train", "--preset", "quick-pointer", "--set", "polcy_lr=1e-4", "--out", str(tmp_path / "r"))
     assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
-    assert "not a TrainConfig field (did you mean policy_lr" in r.stderr
+    assert "not a TrainConfig field (did you mean policy.policy_lr" in r.stderr
     listed = r.stderr.split("valid fields: ", 1)[1].strip().split(", ")
     assert listed == config_field_names(TrainConfig) and "policy_lr" in " ".join(listed)
 

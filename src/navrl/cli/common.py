@@ -98,7 +98,11 @@ def unknown_field(given: str, cls, flag: str = "--set") -> CLIError:
     """A bad ``FIELD=VALUE``: one line with the closest names and every valid one."""
     import difflib
     names = config_field_names(cls)
+    leaves = {n.rpartition(".")[2]: n for n in names}     # a section's field matched by its own name too
     close = difflib.get_close_matches(given, names, n=3, cutoff=0.6)
+    close += [leaves[x] for x in difflib.get_close_matches(given.rpartition(".")[2], list(leaves), n=3, cutoff=0.6)
+              if leaves[x] not in close]
+    close = close[:3]
     near = f" (did you mean {' or '.join(close)}?)" if close else ""
     return CLIError(f"bad {flag} {given!r}: not a {cls.__name__} field{near}; valid fields: {', '.join(names)}",
                     whole=True)
