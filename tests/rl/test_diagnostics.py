@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+import json
 import math
 
 import torch
@@ -59,3 +60,43 @@ def test_pointer_planner_names_its_factors_by_the_kind_it_chose():
     tap = Decision(KIND_ID["tap"], 0, -1).ids()
     typ = Decision(KIND_ID["type"], 0, -1).ids()
     assert pol.decision_factors([tap, typ], 3) == [("kind", "node", "frame"), ("kind", "text", "frame")]
+
+
+def _pointer_trainer(tmp_path, name, samples):
+    from navrl.experiments.pipeline import build_policy
+    from navrl.rl.presets import get_preset
+    from navrl.rl.trainer import Trainer
+    p = get_preset("quick-pointer", {"run.diagnostics_samples": samples, "rollout.tasks_per_update": 3,
+                                     "rollout.rollouts_per_task": 3, "critic.critic_warmup_updates": 0})
+    return Trainer(build_policy(p, 0), p.train, tmp_path / name)
+
+
+def test_every_update_logs_its_diagnostics_and_they_change_nothing_it_learns(tmp_path):
+    a, b = _pointer_trainer(tmp_path, "a", 256), _pointer_trainer(tmp_path, "b", 0)
+    for _ in range(2):
+        ra, rb = a.train_step().metrics, b.train_step().metrics
+        d = ra["diag"]
+        assert 0 <= d["groups"] <= 3
+        assert d["zero_variance_groups"] is None or 0.0 <= d["zero_variance_groups"] <= 1.0
+        assert 0.0 <= d["zero_advantage_steps"] <= 1.0
+        assert set(d["success_by_family"]) and all(0.0 <= v <= 1.0 for v in d["success_by_family"].values())
+        assert "kind" in d["entropy"] and all(v >= 0.0 for v in d["entropy"].values())
+        assert "entropy" not in rb["diag"]                  # 0 samples: no entropy pass
+        assert ra["success"] == rb["success"] and ra["samples"] == rb["samples"]
+    for pa, pb in zip(a.policy.policy_parameters(), b.policy.policy_parameters()):
+        assert torch.equal(pa, pb)                          # the entropy pass draws from no RNG of the run
+    rec = [json.loads(x) for x in (tmp_path / "a" / "metrics.jsonl").read_text().splitlines()]
+    assert [r["update"] for r in rec if r["kind"] == "update"] == [1, 2] and "diag" in rec[-1]
+
+
+def test_the_report_plots_the_diagnostics_or_says_why_not(tmp_path):
+    from navrl.report.html import build_report, diagnostics_curves
+    tr = _pointer_trainer(tmp_path, "r", 64)
+    tr.train_step()
+    page = build_report(tmp_path / "r").read_text()
+    assert "<h2>Exploration diagnostics</h2><p>What each update" in page
+    assert diagnostics_curves([{"update": 1, "success": 0.5}]) is None
+    old = tmp_path / "old"
+    old.mkdir()
+    (old / "metrics.jsonl").write_text(json.dumps({"kind": "update", "update": 1, "success": 0.5}) + "\n")
+    assert "Not logged by this run" in build_report(old).read_text()

@@ -83,6 +83,48 @@ def learning_curves(updates: list[dict], evals: list[dict]):
     return fig
 
 
+def diagnostics_curves(updates: list[dict]):
+    """The exploration diagnostics each update logs under ``diag`` (navrl.rl.diagnostics), or
+    None when no update has them (runs of earlier versions): entropy per decision factor, the
+    share of task groups whose rollouts all ended alike, the share of steps with a zero
+    advantage, and training success per task family."""
+    rows = [(u["update"], u["diag"]) for u in updates if isinstance(u.get("diag"), dict)]
+    if not rows:
+        return None
+    from matplotlib.ticker import MaxNLocator
+    fig, axes = plt.subplots(1, 4, figsize=(16, 3.4))
+    for ax in axes:
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.set_xlabel("update")
+        ax.grid(alpha=0.3)
+
+    def lines(ax, key: str, title: str) -> None:
+        names = sorted({k for _, d in rows for k in (d.get(key) or {})})
+        for name in names:
+            pts = [(x, d[key][name]) for x, d in rows if isinstance((d.get(key) or {}).get(name), (int, float))]
+            if pts:
+                ax.plot(*zip(*pts), marker=".", lw=1.2, label=name)
+        if names:
+            ax.legend(fontsize=8)
+        else:
+            _absent(ax, "not measured (run.diagnostics_samples 0)" if key == "entropy" else "not logged")
+        ax.set_title(title)
+
+    lines(axes[0], "entropy", "entropy per decision factor (nats)")
+    for ax, key, title in ((axes[1], "zero_variance_groups", "groups whose rollouts all ended alike"),
+                           (axes[2], "zero_advantage_steps", "steps with a zero advantage")):
+        pts = [(x, d[key]) for x, d in rows if isinstance(d.get(key), (int, float))]
+        if pts:
+            ax.plot(*zip(*pts), marker=".", lw=1.2)
+            ax.set_ylim(-0.02, 1.02)
+        else:
+            _absent(ax, "no group of two valid rollouts" if key == "zero_variance_groups" else "no valid step")
+        ax.set_title(title + " (share)")
+    lines(axes[3], "success_by_family", "training success per task family")
+    fig.tight_layout()
+    return fig
+
+
 def _absent(ax, why: str) -> None:
     ax.text(0.5, 0.5, why, ha="center", va="center", wrap=True, fontsize=9, color="#555", transform=ax.transAxes)
 
@@ -155,6 +197,14 @@ def build_report(run_dir: str | Path, out: str | Path | None = None) -> Path:
         parts.append("<h2>Evaluation</h2><p class='absent'>No evaluation logged: the run stopped before its "
                      "final evaluation (<code>navrl eval --policy RUN</code> evaluates it).</p>")
     parts.append(f'<h2>Learning curves</h2><img src="data:image/png;base64,{_png(learning_curves(updates, evals))}">')
+    diag = diagnostics_curves(updates)
+    if diag is not None:
+        parts.append("<h2>Exploration diagnostics</h2><p>What each update had to learn from: a group whose "
+                     "rollouts all ended alike carries no group-relative advantage, a zero-advantage step moves "
+                     f'nothing, a collapsed factor is explored no more.</p><img src="data:image/png;base64,{_png(diag)}">')
+    else:
+        parts.append("<h2>Exploration diagnostics</h2><p class='absent'>Not logged by this run (updates record "
+                     "<code>diag</code> since 2026-12-05).</p>")
     keys = ("critic/loss", "critic/explained_variance", "policy/approx_kl", "success")
     gaps = {k: panel_absent_reason(k, updates) for k in keys
             if not any(isinstance(u.get(k), (int, float)) for u in updates)}

@@ -262,6 +262,12 @@ class RunConfig:
     """Stop the run (:class:`navrl.errors.Outage`, checkpoint saved) after this many updates in a
     row whose every trajectory was masked: an outage is not training. 0 never stops."""
 
+    diagnostics_samples: int = 256
+    """Exploration diagnostics logged with every update under ``diag`` (navrl.rl.diagnostics):
+    the entropy of each decision factor is measured on up to this many of the update's samples
+    (one extra forward pass without gradients, before the update); groups with zero outcome
+    variance, zero-advantage steps and success per task family always. 0: no entropy pass."""
+
 
 SECTIONS: dict[str, type] = {
     "rollout": RolloutConfig,
@@ -501,7 +507,7 @@ class TrainConfig:
         if real("rollout_temperature") <= 0.0:
             raise ConfigError(f"{P['rollout_temperature']} must be > 0, got {v['rollout_temperature']}")
         for name, low in (("eval_every", 0), ("eval_episodes", 1), ("checkpoint_every", 1), ("torch_threads", 1),
-                          ("sft_batch_size", 1), ("max_masked_updates", 0)):
+                          ("sft_batch_size", 1), ("max_masked_updates", 0), ("diagnostics_samples", 0)):
             value = v[name]
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise ConfigError(f"{P[name]} must be an int >= {low}, got {value!r}")

@@ -32,6 +32,7 @@ from navrl.judge.rewards import reward_preset
 from navrl.judge.sets import JudgeSet, make_judges
 from navrl.rl.advantages import AdvantageInputs, compute_advantages, discounted_returns
 from navrl.rl.batch import Batch, Minibatch, Sample, length_chunks, minibatches
+from navrl.rl.diagnostics import factor_entropy, success_by_family, zero_advantage_share, zero_variance_groups
 from navrl.rl.callbacks import Callback, FitResult
 from navrl.rl.config import ConfigError, TrainConfig
 from navrl.rl.critic import CriticAdapter
@@ -227,6 +228,8 @@ class Trainer:
         if cfg.exploration.self_imitation > 0:
             self.good.extend(positive_outputs(batch, adv.advantages))
 
+        diag = self._diagnostics(trajs, batch, adv.advantages, mask)   # of the policy that collected the batch
+
         # 4. update: the critic always, the policy after the warm-up
         t2 = time.perf_counter()
         c_stats = self._update_critic(states, adv.returns, batch, mask) if cfg.uses_critic else {}
@@ -243,7 +246,7 @@ class Trainer:
         m = self._rollout_metrics(trajs)
         m.update(c_stats)
         m.update(p_stats)
-        m.update(policy_frozen=frozen, time=tm, samples=len(batch.samples))
+        m.update(policy_frozen=frozen, time=tm, samples=len(batch.samples), diag=diag)
         self.masked_total += m["masked"]
         self.masked_streak = 0
         m["masked_total"] = self.masked_total
@@ -251,6 +254,28 @@ class Trainer:
         if self.logger:
             self.logger.log(rec)
         return UpdateStats(self.update, rec)
+
+    def _diagnostics(self, trajs, batch: Batch, advantages: torch.Tensor, mask: torch.Tensor) -> dict:
+        """Why an update can or cannot learn (navrl.rl.diagnostics): groups whose sibling
+        rollouts all succeeded or all failed, steps with a zero advantage, success per task
+        family, and the entropy of each decision factor on a subsample of the batch (scored
+        without gradients under the update's RNG-free view: no draw of the trainer's RNGs)."""
+        succ = torch.tensor([float(bool(t.success)) for t in trajs]) if trajs else torch.zeros(0)
+        flat, groups = zero_variance_groups(succ, batch.group_ids, batch.valid)
+        out: dict = {"zero_variance_groups": flat / groups if groups else None, "groups": groups,
+                     "zero_advantage_steps": zero_advantage_share(advantages, mask),
+                     "success_by_family": success_by_family(trajs)}
+        n = self.cfg.run.diagnostics_samples
+        samples = batch.samples
+        if n > 0 and samples:
+            pick = samples if len(samples) <= n else random.Random(self.update).sample(samples, n)
+            outputs = [s.output_ids for s in pick]
+            with torch.no_grad(), torch.random.fork_rng(devices=[]):
+                sb = self.policy.score([s.prompt for s in pick], outputs,
+                                       temperature=self.cfg.exploration.rollout_temperature)
+            width = sb.entropy.shape[1]
+            out["entropy"] = factor_entropy(sb.entropy, sb.mask, self.policy.decision_factors(outputs, width))
+        return out
 
     def _outage_update(self, trajs, tm: dict) -> UpdateStats:
         """Every trajectory masked: nothing is learned and nothing is reported as measured
