@@ -211,6 +211,34 @@ class ExplorationConfig:
     """Outputs kept for the self-imitation term (first in, first out). The buffer is not
     checkpointed (prompts are large): a resumed run refills it from its next updates."""
 
+    # hand-over curriculum, argument exploration and dynamic sampling (issue 26)
+    handover_k: int = 0
+    """Multi-app task groups start after a guided prefix that ends ``handover_k`` steps before
+    the end of the guide's own episode (1: the learner takes only the last decision), the same
+    for all siblings (``navrl.rl.curriculum``). Replaces ``guided_start``'s uniform k where
+    both are on. 0 disables it."""
+
+    curriculum_threshold: float = 0.0
+    """Reverse curriculum of the hand-over point (Salimans & Chen 2018): per template, the
+    point moves one step earlier once the success rate of the last ``curriculum_window``
+    episodes started there reaches this, until the tasks start from the beginning. 0 keeps
+    the point at ``handover_k``."""
+
+    curriculum_window: int = 16
+    """Episodes at the current hand-over point the curriculum's success rate is measured over."""
+
+    explore_arg: float = 0.0
+    """Exploration of a decision's argument (pointer planner): while sampling rollouts this share
+    of the node / text-span factor's probability is spread uniformly over its coarse legal
+    choices (nodes accepting the kind; whole texts and quoted goal spans), so the one whole
+    fact the first app showed is tried, not only the goal spans SFT always copied. Recorded
+    in the log-probs like ``explore``. 0 disables it."""
+
+    dynamic_sampling: int = 0
+    """DAPO's dynamic sampling (``navrl.rl.sampling``): task groups whose rollouts all succeed
+    or all fail are dropped and fresh tasks rolled out in their place, up to this many extra
+    rollout rounds per update; the loss sees only groups whose siblings disagree. 0 disables it."""
+
 
 @dataclass
 class DataConfig:
@@ -457,6 +485,9 @@ class TrainConfig:
             "gigppo_hidden_dim": 1,
             "critic_steps": 1,
             "task_pool": 0,
+            "handover_k": 0,
+            "curriculum_window": 1,
+            "dynamic_sampling": 0,
         }
         for name, low in ints_min.items():
             value = v[name]
@@ -502,6 +533,10 @@ class TrainConfig:
             raise ConfigError(f"{P['reward_preset']} must be 'default' or 'cautionary', got {v['reward_preset']!r}")
         if not 0.0 <= real("guided_start") <= 1.0:
             raise ConfigError(f"{P['guided_start']} must be in [0, 1], got {v['guided_start']}")
+        if not 0.0 <= real("curriculum_threshold") <= 1.0:
+            raise ConfigError(f"{P['curriculum_threshold']} must be in [0, 1], got {v['curriculum_threshold']}")
+        if not 0.0 <= real("explore_arg") < 1.0:
+            raise ConfigError(f"{P['explore_arg']} must be in [0, 1), got {v['explore_arg']}")
         if not 0.0 <= real("explore") < 1.0:
             raise ConfigError(f"{P['explore']} must be in [0, 1), got {v['explore']}")
         if real("rollout_temperature") <= 0.0:

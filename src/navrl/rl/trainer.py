@@ -35,10 +35,13 @@ from navrl.rl.batch import Batch, Minibatch, Sample, length_chunks, minibatches
 from navrl.rl.diagnostics import factor_entropy, success_by_family, zero_advantage_share, zero_variance_groups
 from navrl.rl.callbacks import Callback, FitResult
 from navrl.rl.config import ConfigError, TrainConfig
+from navrl.rl.credit import NAME as _ANCHORED  # noqa: F401  (registers the gigpo_anchored estimator)
 from navrl.rl.critic import CriticAdapter
+from navrl.rl.curriculum import HandoverSchedule
 from navrl.rl.losses import LossInputs, critic_loss, sample_stats
 from navrl.rl.metrics import MetricsLogger
 from navrl.rl.replay import PoolReplay
+from navrl.rl.sampling import DynamicSampling
 from navrl.rl.self_imitation import positive_outputs
 from navrl.rl.sft import Demo, augment_batch, demo_loss
 from navrl.rollout.runner import EpisodeRunner, RunnerConfig
@@ -115,13 +118,18 @@ class Trainer:
         self.devices = devices
         self.grounder = grounder or AccessibilityGrounder()
         self.guided: GuidedPlanner | None = None
-        if cfg.exploration.guided_start > 0:
+        if cfg.exploration.guided_start > 0 or cfg.exploration.handover_k > 0:
             if (guide is None or guide_length is None) and not getattr(self.tasks, "has_expert", False):
                 raise ConfigError("exploration.guided_start > 0 needs a guide "
                                   "(Trainer(..., guide=..., guide_length=...)) "
                                   "for tasks whose source has no expert (has_expert)")
             self.guided = GuidedPlanner(policy, guide or ExpertPlanner())
             self.guide_length = guide_length or (lambda task: task.expert_length())
+        ex = cfg.exploration
+        self.curriculum = HandoverSchedule(ex.handover_k, ex.curriculum_threshold, ex.curriculum_window) \
+            if ex.handover_k > 0 else None
+        """Where guided rollouts start (exploration.handover_k, moved earlier by the reverse curriculum)."""
+        self._collect_stats: dict = {}
         self.runner = EpisodeRunner(self.guided or policy, self.grounder, *self.judges[:3], rewards=self.rewards,
                                     config=RunnerConfig(phash=spec.needs_state_hashes, max_steps=cfg.rollout.max_steps,
                                                         deadline_s=cfg.rollout.rollout_deadline_s))
@@ -147,26 +155,51 @@ class Trainer:
     def collect(self, progress=None):
         """1. collect: tasks from the task source, sibling rollouts per task on the devices,
         sampled outputs. The judges score every step inside the runner (2. score)."""
-        cfg, pol = self.cfg, self.policy
-        tasks = self._next_tasks()
-        batch_tasks = [t for t in tasks for _ in range(cfg.rollout.rollouts_per_task)]
-        groups = [g for g in range(len(tasks)) for _ in range(cfg.rollout.rollouts_per_task)]
-        starts = self._guided_starts(tasks)
+        cfg = self.cfg
         before = self.runner.timings["judge"]
+        self._collect_stats = {}
+        if cfg.exploration.dynamic_sampling > 0:
+            ds = DynamicSampling(cfg.rollout.tasks_per_update, cfg.exploration.dynamic_sampling)
+            trajs = ds.collect(lambda r, off: self._collect_round(self._next_tasks() if r == 0 else self._extra_tasks(),
+                                                                  off, progress))
+            self._collect_stats = {f"dynamic/{k}": v for k, v in ds.stats.items()}
+        else:
+            trajs = self._collect_round(self._next_tasks(), 0, progress)
+        return trajs, self.runner.timings["judge"] - before
+
+    def _extra_tasks(self) -> list:
+        """Tasks of an extra dynamic-sampling round: fresh ones, or random ones of the fixed pool."""
+        if self._pool is not None:
+            return self.rng.sample(self._pool, min(self.cfg.rollout.tasks_per_update, len(self._pool)))
+        return self.tasks.sample(self.cfg.rollout.tasks_per_update, self.rng)
+
+    def _collect_round(self, tasks: list, group_offset: int, progress=None) -> list:
+        """Sibling rollouts of ``tasks`` (group ids from ``group_offset``), guided starts applied."""
+        cfg, pol = self.cfg, self.policy
+        batch_tasks = [t for t in tasks for _ in range(cfg.rollout.rollouts_per_task)]
+        groups = [group_offset + g for g in range(len(tasks)) for _ in range(cfg.rollout.rollouts_per_task)]
+        starts = self._guided_starts(tasks)
         # the rollouts sample at the rollout temperature with the configured exploration,
         # handed to the policy for this collection only
-        with pol.using(Sampling(temperature=cfg.exploration.rollout_temperature, explore=cfg.exploration.explore)):
+        ex = cfg.exploration
+        with pol.using(Sampling(temperature=ex.rollout_temperature, explore=ex.explore, explore_arg=ex.explore_arg)):
             trajs = self.runner.run(batch_tasks, devices=self.devices, groups=groups,
                                     on_step=(lambda k: progress("rollout", k, 0)) if progress else None)
         for t in trajs:
             if t.task.get("id") in starts:
                 t.info["guided_steps"] = starts[t.task["id"]]
-        return trajs, self.runner.timings["judge"] - before
+        if self.curriculum is not None:
+            self.curriculum.observe((t.task.get("id"), bool(t.success)) for t in trajs if t.valid)
+        return trajs
 
     def _guided_starts(self, tasks: list) -> dict[str, int]:
         """Which task groups start after a guided prefix, and after how many steps."""
         if self.guided is None:
             return {}
+        if self.curriculum is not None:
+            starts = self.curriculum.starts([t for t in tasks if len(getattr(t, "apps", ())) > 1], self.guide_length)
+            self.guided.reset(starts)
+            return starts
         starts = {}
         for t in tasks:
             if len(getattr(t, "apps", ())) > 1 and self.rng.random() < self.cfg.exploration.guided_start:
@@ -244,6 +277,9 @@ class Trainer:
         # 5. log
         self.update += 1
         m = self._rollout_metrics(trajs)
+        m.update(self._collect_stats)
+        if self.curriculum is not None:
+            m["curriculum/handover_k"] = self.curriculum.summary()
         m.update(c_stats)
         m.update(p_stats)
         m.update(policy_frozen=frozen, time=tm, samples=len(batch.samples), diag=diag)
@@ -547,7 +583,8 @@ class Trainer:
                 "opt_critic": self.opt_critic.state_dict(), "rng": self.rng.getstate(),
                 "torch_rng": torch.get_rng_state(), "masked_total": self.masked_total,
                 "masked_streak": self.masked_streak,
-                "replay": self.replay.state() if self.replay is not None else None}
+                "replay": self.replay.state() if self.replay is not None else None,
+                "curriculum": self.curriculum.state() if self.curriculum is not None else None}
 
     def checkpoint_bytes(self) -> tuple[int, bytes]:
         """(update, serialized checkpoint) of the state right now: taken between updates, it is
@@ -578,6 +615,8 @@ class Trainer:
         self.masked_streak = int(st.get("masked_streak", 0))
         if self.replay is not None and st.get("replay"):
             self.replay.load(st["replay"])
+        if self.curriculum is not None and st.get("curriculum"):
+            self.curriculum.load(st["curriculum"])
 
     def resume(self, run_dir: str | Path | None = None) -> None:
         """Continue this run from its last checkpoint: load it and cut ``metrics.jsonl`` back to

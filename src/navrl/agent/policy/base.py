@@ -42,6 +42,9 @@ class Sampling:
     """Sampling temperature; the recorded log-probs are of the tempered distribution."""
     explore: float = 0.0
     """Share of probability spread uniformly over the legal first-factor choices while sampling."""
+    explore_arg: float = 0.0
+    """Share of probability of a decision's argument (the pointer planner's node or text span)
+    spread uniformly over its coarse legal choices while sampling (policies without one ignore it)."""
 
 
 GREEDY = Sampling(greedy=True)
@@ -60,6 +63,10 @@ class Policy(Planner, abc.ABC):
     """While sampling, the share of probability spread uniformly over the legal choices of a
     decision's first factor (policies without factors ignore it). Rollouts record the
     log-probs of that behaviour distribution, so PPO's ratio corrects for it."""
+    explore_arg: float = 0.0
+    """While sampling, the share of probability of a decision's argument factor spread uniformly
+    over its coarse legal choices (the pointer planner: nodes accepting the kind; whole or quoted
+    text candidates). Recorded in the log-probs like ``explore``."""
     critic: Callable[[torch.Tensor], torch.Tensor | None] | None = None
     """Set by the trainer: states [N, H] -> values [N] (or None), logged with ``plan``'s outputs."""
 
@@ -71,12 +78,13 @@ class Policy(Planner, abc.ABC):
     @contextlib.contextmanager
     def using(self, sampling: Sampling) -> Iterator["Policy"]:
         """Decode with ``sampling`` inside the block, and as before after it."""
-        old = (self.sample, getattr(self, "temperature", 1.0), self.explore)
+        old = (self.sample, getattr(self, "temperature", 1.0), self.explore, self.explore_arg)
         self.sample, self.temperature, self.explore = not sampling.greedy, sampling.temperature, sampling.explore
+        self.explore_arg = sampling.explore_arg
         try:
             yield self
         finally:
-            self.sample, self.temperature, self.explore = old
+            self.sample, self.temperature, self.explore, self.explore_arg = old
 
     @abc.abstractmethod
     def prompt_text(self, ctx) -> str:

@@ -32,6 +32,17 @@ _IS_TEXT = np.array([k in _USE for k in range(len(KIND_ID))])
 _USE_OF = torch.tensor([_USE.get(k, 0) for k in range(len(KIND_ID))])
 
 
+def _coarse_cands(states: list[Encoded], rows: np.ndarray, C: int) -> torch.Tensor:
+    """[B, C] bool: the text candidates of states ``rows`` that are a whole text (a whole fact,
+    answer or label) or a quoted span of the goal — the coarse choices argument exploration
+    spreads its share over (a fact is typed whole far more often than any of its sub-spans)."""
+    m = np.zeros((len(states), C), bool)
+    for i in rows.tolist():
+        f = states[i].cand_feats
+        m[i, :len(f)] = (f[:, 5] > 0.5) | (f[:, 6] > 0.5)
+    return torch.from_numpy(m)
+
+
 def _size(e: Encoded) -> tuple[int, int]:
     """Sort key: the encoder's sequence length, then the number of text candidates."""
     return len(e.ctx_ids) + len(e.hist_kind) + len(e.node_role), len(e.cand_text)
@@ -168,14 +179,21 @@ class PointerPlanner(Policy):
         zero = cls.new_zeros(B)
         logp, ent, mask = [zero] * 3, [zero] * 3, [zero] * 3   # per factor: kind, node or text, frame
 
-        def factor(logits: torch.Tensor, given: torch.Tensor | None, col: int, rows: torch.Tensor | None):
+        def factor(logits: torch.Tensor, given: torch.Tensor | None, col: int, rows: torch.Tensor | None,
+                   coarse: torch.Tensor | None = None):
             """Choose (or take ``given``) one factor of the states ``rows`` (all if None)."""
             lp = torch.log_softmax(logits if T == 1.0 else logits / T, dim=-1)
-            if col == 0 and choose and self.sample and self.explore > 0:
-                # behaviour policy of training rollouts: (1 - eps) pi + eps uniform(legal kinds)
-                legal = (logits > NEG / 2).float()
-                mix = (1 - self.explore) * lp.exp() + self.explore * legal / legal.sum(-1, keepdim=True)
-                lp = torch.log(mix.clamp(min=1e-30)).masked_fill(legal == 0, NEG)
+            eps = self.explore if col == 0 else self.explore_arg if col == 1 else 0.0
+            if choose and self.sample and eps > 0:
+                # behaviour policy of training rollouts: (1 - eps) pi + eps uniform(legal choices);
+                # the argument's uniform part is over its coarse legal choices (``coarse``) where a
+                # state has any: the whole texts rather than every sub-span of them
+                legal = (logits > NEG / 2)
+                pool = legal if coarse is None else legal & coarse
+                pool = torch.where(pool.any(-1, keepdim=True), pool, legal).float()
+                mix = (1 - eps) * lp.exp() + eps * pool / pool.sum(-1, keepdim=True).clamp(min=1)
+                mixed = torch.log(mix.clamp(min=1e-30)).masked_fill(~legal, NEG)
+                lp = torch.where(legal.any(-1, keepdim=True), mixed, lp)   # rows this factor is not for: as they were
             if given is None:
                 if self.sample and choose:
                     pick = torch.multinomial(lp.exp(), 1, generator=self.generator).squeeze(1)
@@ -216,7 +234,8 @@ class PointerPlanner(Policy):
         if text_np.any():
             ts = np.flatnonzero(text_np)
             cl, ref = self.model.cand_logits(cls, ctx, nodes, pk, need, ts, kind, _USE_OF[kind])
-            a = factor(cl, None if args is None else torch.where(is_text, args, 0).clamp(min=0), 1, is_text)
+            coarse = _coarse_cands(states, ts, cl.shape[1]) if choose and self.sample and self.explore_arg > 0 else None
+            a = factor(cl, None if args is None else torch.where(is_text, args, 0).clamp(min=0), 1, is_text, coarse)
             arg = torch.where(is_text, a, arg)
         frame = torch.full((B,), -1, dtype=torch.long)
         ask_np = kind_np == KIND_ID["ask"]

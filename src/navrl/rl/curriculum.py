@@ -1,0 +1,118 @@
+"""Where guided rollouts start: the guide hands over k steps before the end of its own episode,
+and a reverse curriculum moves that point earlier as the learner masters it.
+
+Salimans & Chen (2018), "Learning Montezuma's Revenge from a single demonstration": start the
+learner near the end of a demonstration, and move the start back once the learner succeeds
+from there often enough. Unlike a uniform hand-over step (``TrainConfig.guided_start``) every
+update's rollouts practise the hardest stretch the learner does not master yet, and the
+stretches it masters become the end of longer ones.
+
+Each task *key* (its template where the task has one: one template's instances share a
+structure) keeps its own hand-over point k, counted in the guide's steps before the end of its
+episode (k 1: the learner takes only the last decision). k moves one step earlier when the
+success rate of the last ``window`` episodes started at the current k reaches ``threshold``;
+once k reaches the guide's episode length the tasks of that key start from the beginning
+(no guided prefix). Pure bookkeeping, no torch: the trainer asks :meth:`starts` before each
+update's rollouts and reports their outcomes with :meth:`observe`.
+"""
+from __future__ import annotations
+
+from collections import deque
+from typing import Callable, Iterable
+
+__all__ = ["HandoverSchedule", "task_key"]
+
+
+def task_key(task) -> str:
+    """The curriculum's key of a task: its template where it has one, else one shared key."""
+    return str(getattr(task, "template", None) or "all")
+
+
+class HandoverSchedule:
+    """Per-key hand-over points (steps before the end of the guide's episode).
+
+    Args:
+        start_k: the first hand-over point of every key (>= 1).
+        threshold: success rate of the last ``window`` episodes at the current point that moves
+            it one step earlier; 0 (or None) keeps every key at ``start_k`` (a fixed hand-over).
+        window: episodes at the current point the rate is measured over (the point moves
+            only once that many have been seen there).
+        key: the key of a task (default :func:`task_key`).
+    """
+
+    def __init__(self, start_k: int, threshold: float | None = 0.0, window: int = 16,
+                 key: Callable[[object], str] = task_key):
+        if start_k < 1:
+            raise ValueError(f"start_k must be >= 1, got {start_k}")
+        if window < 1:
+            raise ValueError(f"window must be >= 1, got {window}")
+        if threshold is not None and not 0.0 <= threshold <= 1.0:
+            raise ValueError(f"threshold must be in [0, 1], got {threshold}")
+        self.start_k, self.threshold, self.window, self.key = start_k, threshold or 0.0, window, key
+        self.k: dict[str, int] = {}
+        """Key -> its current hand-over point (steps before the end)."""
+        self.recent: dict[str, deque] = {}
+        """Key -> outcomes (bool) of its last episodes at its current point."""
+        self.moves: list[tuple[str, int, int]] = []
+        """(key, from k, to k) of every move, in order (for logs)."""
+        self.longest: dict[str, int] = {}
+        """Key -> the longest guide episode seen (the point stops there: the beginning)."""
+        self._issued: dict[str, tuple[str, int]] = {}   # task id -> (key, k) of the last starts()
+
+    def current(self, task) -> int:
+        """The task's key's hand-over point now."""
+        return self.k.setdefault(self.key(task), self.start_k)
+
+    def starts(self, tasks: Iterable, length: Callable[[object], int]) -> dict[str, int]:
+        """Task id -> how many first steps the guide plays, for tasks whose guide episode has
+        ``length(task)`` steps: ``length - k``; tasks whose point reached the beginning are left
+        out (no guided prefix). Remembers which point each task was started at for :meth:`observe`."""
+        out: dict[str, int] = {}
+        self._issued = {}
+        for t in tasks:
+            k = self.current(t)
+            n = int(length(t))
+            key = self.key(t)
+            self._issued[t.id] = (key, k)
+            self.longest[key] = max(self.longest.get(key, 0), n)
+            if n - k >= 1:
+                out[t.id] = n - k
+        return out
+
+    def observe(self, outcomes: Iterable[tuple[str, bool]]) -> list[tuple[str, int, int]]:
+        """Record (task id, success) of episodes started by the last :meth:`starts`; returns the
+        moves this made. Episodes of tasks it did not start, or started at a point their key
+        has since left, are ignored."""
+        moved = []
+        for tid, ok in outcomes:
+            issued = self._issued.get(tid)
+            if issued is None:
+                continue
+            key, k = issued
+            if self.k.get(key, self.start_k) != k:
+                continue
+            d = self.recent.setdefault(key, deque(maxlen=self.window))
+            d.append(bool(ok))
+        if self.threshold > 0:
+            for key, d in self.recent.items():
+                k = self.k.get(key, self.start_k)
+                if len(d) >= self.window and sum(d) / len(d) >= self.threshold and k < self.longest.get(key, 0):
+                    self.k[key] = k + 1
+                    d.clear()
+                    self.moves.append((key, k, k + 1))
+                    moved.append((key, k, k + 1))
+        return moved
+
+    def summary(self) -> dict[str, int]:
+        """Key -> current hand-over point (for metrics)."""
+        return dict(sorted(self.k.items()))
+
+    def state(self) -> dict:
+        return {"k": dict(self.k), "recent": {k: list(v) for k, v in self.recent.items()}, "moves": list(self.moves),
+                "longest": dict(self.longest)}
+
+    def load(self, st: dict) -> None:
+        self.k = {str(k): int(v) for k, v in st.get("k", {}).items()}
+        self.recent = {str(k): deque(map(bool, v), maxlen=self.window) for k, v in st.get("recent", {}).items()}
+        self.moves = [tuple(m) for m in st.get("moves", [])]
+        self.longest = {str(k): int(v) for k, v in st.get("longest", {}).items()}

@@ -1,0 +1,105 @@
+"""The hand-over schedule (navrl.rl.curriculum): a fixed hand-over k steps before the end of the
+guide's episode, and the reverse curriculum that moves it earlier only when success from the
+current point reaches the threshold; and the trainer's use of it."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+
+from navrl.rl.config import ConfigError, TrainConfig
+from navrl.rl.curriculum import HandoverSchedule
+
+
+@dataclass
+class T:
+    id: str
+    template: str
+    n: int = 8
+
+
+def _length(t):
+    return t.n
+
+
+def test_fixed_handover_starts_k_steps_before_the_end_and_never_moves():
+    s = HandoverSchedule(3, threshold=0.0, window=4)
+    tasks = [T("a", "x", 8), T("b", "y", 5), T("c", "y", 3)]
+    assert s.starts(tasks, _length) == {"a": 5, "b": 2}     # c: 3 - 3 = 0 steps of guide: from the start
+    for _ in range(10):
+        s.starts(tasks, _length)
+        assert s.observe([("a", True), ("b", True), ("c", True)]) == []
+    assert s.summary() == {"x": 3, "y": 3}
+
+
+def test_reverse_curriculum_moves_earlier_only_when_success_passes_the_threshold():
+    s = HandoverSchedule(1, threshold=0.75, window=4)
+    x = [T(f"x{i}", "x", 6) for i in range(4)]
+    y = [T(f"y{i}", "y", 6) for i in range(4)]
+    # x: 3 of 4 succeed (0.75 >= 0.75) -> moves to k 2; y: 2 of 4 (0.5) -> stays at k 1
+    assert s.starts(x + y, _length) == {**{t.id: 5 for t in x}, **{t.id: 5 for t in y}}
+    moved = s.observe([(t.id, i < 3) for i, t in enumerate(x)] + [(t.id, i < 2) for i, t in enumerate(y)])
+    assert moved == [("x", 1, 2)]
+    assert s.summary() == {"x": 2, "y": 1}
+    # the window restarts at the new point: 3 successes there are not enough (window 4)
+    assert s.starts(x[:3] + y, _length) == {**{t.id: 4 for t in x[:3]}, **{t.id: 5 for t in y}}
+    assert s.observe([(t.id, True) for t in x[:3]] + [(t.id, False) for t in y]) == []
+    assert s.summary() == {"x": 2, "y": 1}
+    # y's window now holds the last 4 outcomes only (all failures): still below the threshold
+    s.starts(x[:1] + y, _length)
+    assert s.observe([(x[0].id, True)] + [(t.id, True) for t in y[:2]]) == [("x", 2, 3)]
+    assert s.summary() == {"x": 3, "y": 1}
+
+
+def test_reverse_curriculum_stops_at_the_beginning_and_ignores_unknown_episodes():
+    s = HandoverSchedule(1, threshold=0.5, window=2)
+    t = [T("a", "x", 3), T("b", "x", 3)]
+    for want in (2, 3, 3, 3):      # length 3: k 3 is "from the start"; it never moves beyond
+        s.starts(t, _length)
+        s.observe([("a", True), ("b", True), ("zzz", False)])
+        assert s.summary() == {"x": want}
+    assert s.starts(t, _length) == {}     # from the start: no guided prefix
+    st = s.state()
+    s2 = HandoverSchedule(1, threshold=0.5, window=2)
+    s2.load(st)
+    assert s2.summary() == {"x": 3} and s2.longest == {"x": 3}
+
+
+def test_curriculum_fields_are_checked():
+    with pytest.raises(ConfigError):
+        TrainConfig().override({"exploration.handover_k": -1}).validate()
+    with pytest.raises(ConfigError):
+        TrainConfig().override({"exploration.curriculum_threshold": 1.5}).validate()
+    with pytest.raises(ConfigError):
+        TrainConfig().override({"exploration.curriculum_window": 0}).validate()
+    with pytest.raises(ConfigError):
+        TrainConfig().override({"exploration.dynamic_sampling": -1}).validate()
+
+
+def test_trainer_hands_over_k_steps_before_the_end_for_every_multi_app_group(tmp_path):
+    from navrl.agent.planner import ExpertPlanner
+    from navrl.agent.policy.pointer import PointerConfig, PointerPlanner, phone_world_vocabulary
+    from navrl.rl.presets import get_preset
+    from navrl.rl.trainer import Trainer
+    from navrl.worlds.phone.expert import expert_length
+    from navrl.worlds.phone.task import make_task
+    pol = PointerPlanner(phone_world_vocabulary(n_tasks=40), PointerConfig(d_model=32, n_layers=1, n_heads=2, d_ff=64))
+    cfg = get_preset("demo", {"rollout.tasks_per_update": 3, "rollout.rollouts_per_task": 2, "rollout.max_steps": 6,
+                              "run.num_updates": 1, "data.task_pool": 0, "policy.sft_coef": 0.0, "run.torch_threads": 1,
+                              "exploration.handover_k": 2, "exploration.curriculum_threshold": 0.5,
+                              "exploration.curriculum_window": 2}).train
+
+    class Tasks:
+        def sample(self, k, rng):
+            return [make_task("multi_note_to_message", 3), make_task("notes_read", 4),
+                    make_task("email_food_total", 5)][:k]
+    tr = Trainer(pol, cfg, tmp_path / "run", log=False, tasks=Tasks(), guide=ExpertPlanner(), guide_length=expert_length)
+    trajs, _ = tr.collect()
+    for t in trajs:
+        n = expert_length(make_task(t.task["template"], t.task["seed"]))
+        assert t.info.get("guided_steps", 0) == (n - 2 if len(t.task["apps"]) > 1 else 0)
+    st = tr.learn(trajs)
+    assert set(st.metrics["curriculum/handover_k"]) == {"multi_note_to_message", "email_food_total"}
+    # an untrained planner fails from 2 steps before the end: the point stays
+    assert all(k == 2 for k in st.metrics["curriculum/handover_k"].values())
+    assert tr.checkpoint_state()["curriculum"]["k"] == st.metrics["curriculum/handover_k"]
