@@ -1,5 +1,5 @@
 """Curves of the reduced-pool runs: rollout success per update (all rollouts start 3 steps before
-the end) and per template. Reads docs/results/exploration/runs/*.json (reduce.py's reduce.json).
+the end) and per template. Reads docs/results/exploration/data/*.json (reduce.py's reduce.json).
 
     python docs/results/exploration/plot.py
 """
@@ -16,7 +16,7 @@ HERE = Path(__file__).parent
 
 
 def main() -> None:
-    runs = {p.stem: json.loads(p.read_text()) for p in sorted((HERE / "runs").glob("*.json"))
+    runs = {p.stem: json.loads(p.read_text()) for p in sorted((HERE / "data").glob("*.json"))
             if not p.stem.startswith(("handover", "diagnose"))}
     fig, ax = plt.subplots(1, 2, figsize=(12, 4))
     colors = plt.cm.tab20.colors
