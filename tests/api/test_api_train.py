@@ -70,7 +70,8 @@ def test_train_with_llm_judges_uses_their_verdicts_and_masks_an_outage(judge_env
     assert first["masked"] == 0 and set(first["verdicts"]) == {"success"}
     assert first["verdicts"]["success"] > 0 and first["mean_return"] > 0 and "step" in judge.kinds
     assert json.loads((run / "parts.json").read_text()) == {"suite": "train", "tasks": None, "judge": "llm",
-                                                            "devices": "phone"}
+                                                            "devices": "phone", "preset": "quick-pointer",
+                                                            "sft_demo_tasks": None}
     # the endpoint breaks (garbage, HTTP 500): every trajectory of the next update is masked and counted
     judge.broken = True
     assert main([*args, "--resume", "--updates", "2"]) == 0

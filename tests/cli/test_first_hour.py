@@ -124,6 +124,58 @@ def test_default_is_the_old_name_of_design():
     assert get_preset("demo").name == "demo"
 
 
+# ---------------------------------------------------------------- --resume: the run's own preset, config, demonstrations
+@pytest.fixture(scope="module")
+def sft_pt(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("first-hour-sft") / "sft"
+    r = navrl("sft", "--preset", "quick-pointer", "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    return out / "sft.pt"
+
+
+def _ptx_run(sft_pt: Path, out: Path, updates: int) -> None:
+    """quick-pointer with PPO-ptx on (its demonstrations: the preset's 12 SFT tasks)."""
+    r = navrl("train", "--preset", "quick-pointer", "--init", str(sft_pt), "--updates", str(updates),
+              "--set", "policy.sft_coef=1", "--out", str(out))
+    assert r.returncode == 0, r.stderr
+
+
+def test_resume_refuses_another_preset_or_config_in_one_line(sft_pt, tmp_path):
+    run = tmp_path / "run"
+    _ptx_run(sft_pt, run, 1)
+    saved = json.loads((run / "parts.json").read_text())
+    assert saved["preset"] == "quick-pointer" and saved["sft_demo_tasks"] == 12
+    r = navrl("train", "--resume", "--preset", "demo", "--out", str(run))
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr == (f"navrl: error: --resume: the run in {run} was trained with --preset quick-pointer, not demo; "
+                        "drop --preset (or give the same), or start a new run with another --out\n")
+    r = navrl("train", "--resume", "--set", "policy.policy_lr=0.1", "--seed", "3", "--out", str(run))
+    assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+    assert (f"the run in {run} was trained with policy.policy_lr=0.001 (not 0.1), run.seed=0 (not 3); only "
+            "run.num_updates, run.eval_every, run.eval_episodes, run.checkpoint_every, run.max_masked_updates may "
+            "change on resume") in r.stderr, r.stderr
+    assert not (run / "checkpoints" / "update_00002.pt").exists()
+
+
+def test_a_resumed_run_reproduces_the_uninterrupted_ones_demonstrations(sft_pt, tmp_path):
+    """Resumed without --preset (what a user types), PPO-ptx's demonstrations are the saved
+    run's (12 tasks), not the default preset's 600: the parameters end bitwise equal."""
+    import torch
+    whole, cut = tmp_path / "whole", tmp_path / "cut"
+    _ptx_run(sft_pt, whole, 2)
+    _ptx_run(sft_pt, cut, 1)
+    r = navrl("train", "--resume", "--updates", "2", "--out", str(cut))
+    assert r.returncode == 0, r.stderr
+    assert json.loads((cut / "summary.json").read_text())["preset"] == "quick-pointer"
+    a, b = (torch.load(d / "checkpoints" / "update_00002.pt", weights_only=False)["policy"] for d in (whole, cut))
+
+    def same(x, y) -> bool:
+        if isinstance(x, dict):
+            return x.keys() == y.keys() and all(same(x[k], y[k]) for k in x)
+        return torch.equal(x, y) if torch.is_tensor(x) else x == y
+    assert same(a, b)
+
+
 # ---------------------------------------------------------------- 3. long phases say what they are, with progress
 def test_train_announces_its_final_evaluation_with_a_progress_bar(train_run):
     _, r = train_run

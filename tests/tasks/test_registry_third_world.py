@@ -175,7 +175,8 @@ def test_a_registered_suite_trains_under_navrl_train(toy_world, tmp_path, capsys
                "--set", "run.eval_episodes=2"])
     assert rc == 0, capsys.readouterr().err
     assert json.loads((run / "parts.json").read_text()) == {
-        "suite": "toy-lights", "tasks": None, "judge": "lights", "devices": "phone"}
+        "suite": "toy-lights", "tasks": None, "judge": "lights", "devices": "phone",
+        "preset": "quick-pointer", "sft_demo_tasks": None}
     rows = [json.loads(x) for x in (run / "metrics.jsonl").read_text().splitlines()]
     updates = [r for r in rows if r.get("kind") == "update"]
     assert len(updates) == 1 and updates[0]["masked"] == 0 and updates[0]["samples"] > 0

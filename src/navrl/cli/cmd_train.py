@@ -14,6 +14,7 @@ from navrl.cli.parts import add_part_arguments, choose, close_farm, device_farm,
 def register(sub) -> None:
     t = sub.add_parser("train", help="online RL (PPO / GiGPPO / GRPO / GiGPO) from an SFT policy or from scratch")
     add_preset_arguments(t)
+    t.set_defaults(preset=None)   # None: the preset's default, or with --resume the run's own preset
     t.add_argument("--init", help="SFT policy (sft.pt) to start from; without it (and without --resume) "
                                           "a fresh planner of the preset's kind is trained by RL from scratch")
     t.add_argument("--out", default="runs/train")
@@ -142,14 +143,12 @@ def make_trainer(args, preset, over: dict | None = None):
             from navrl.rl.config import TrainConfig
             # the run's own config, as whichever navrl version wrote it (earlier ones: flat names)
             saved = TrainConfig.from_saved(st["config"] if isinstance(st.get("config"), dict) else {})
-            for k in ("advantage.estimator", "rollout.reward_preset"):
-                if k in (over or {}) and str((over or {})[k]) != str(saved.get(k)):
-                    raise CLIError(f"--resume: the run in {out} was trained with {k}={saved.get(k)}, not "
-                                   f"{(over or {})[k]}; start a new run (another --out) to change it")
-            cfg = saved.override(over or {}).validate()
+            cfg = resumed_config(out, saved, over or {})
             policy = load_policy(out)
+            run = _saved_run(out)
             parts = _check_parts(out, _parts(args, cfg), resume=True)
-            trainer = Trainer(policy, cfg, out, **parts.kwargs, sft_demos=_sft_demos(policy, cfg, preset))
+            n_demos = run.get("sft_demo_tasks", preset.sft.n_tasks)   # the saved run's demonstrations
+            trainer = Trainer(policy, cfg, out, **parts.kwargs, sft_demos=_sft_demos(policy, cfg, n_demos))
             trainer.resume(out)
             return trainer
         if args.init:
@@ -159,9 +158,10 @@ def make_trainer(args, preset, over: dict | None = None):
         parts = _parts(args, preset.train)
         try:
             prepare_out_dir(out, overwrite=args.overwrite, resumable=True)   # after every input is known good: --overwrite deletes
-            _check_parts(out, parts, resume=False)
+            n_demos = preset.sft.n_tasks if preset.train.policy.sft_coef > 0 else None
+            _check_parts(out, parts, resume=False, run={"preset": preset.name, "sft_demo_tasks": n_demos})
             return Trainer(policy, preset.train, out, **parts.kwargs,
-                           sft_demos=_sft_demos(policy, preset.train, preset))
+                           sft_demos=_sft_demos(policy, preset.train, n_demos))
         except BaseException:
             close_farm(parts.kwargs["devices"])
             raise
@@ -204,8 +204,57 @@ def _parts(args, cfg) -> _Parts:
     return _Parts({"tasks": tasks, "judges": judges, "devices": farm}, spec)
 
 
-def _check_parts(out: Path, parts: _Parts, resume: bool) -> _Parts:
-    """A new run records its parts; a resumed one must be given the same."""
+RESUME_MAY_CHANGE = ("num_updates", "max_masked_updates", "checkpoint_every", "eval_every", "eval_episodes")
+"""Settings a resumed run may be given anew (how long it runs, what it records), not what it
+learns: fields by their own name, in whichever config section holds them."""
+
+
+def _flat(d: dict, pre: str = "") -> dict:
+    """A config dict with its sections (if any) flattened to ``section.field`` names."""
+    out = {}
+    for k, v in d.items():
+        out.update(_flat(v, f"{pre}{k}.") if isinstance(v, dict) else {f"{pre}{k}": v})
+    return out
+
+
+def resumed_config(out: Path, saved, over: dict):
+    """The saved run's config (a TrainConfig) with ``over`` applied; an override that changes
+    what the run learns (anything but :data:`RESUME_MAY_CHANGE`) is refused in one line naming it."""
+    new = saved.override(over).validate()
+    base = _flat(saved.to_dict())
+    diff = [(k, base.get(k), v) for k, v in _flat(new.to_dict()).items()
+            if v != base.get(k) and k.rpartition(".")[2] not in RESUME_MAY_CHANGE]
+    if diff:
+        said = ", ".join(f"{k}={a} (not {b})" for k, a, b in diff)
+        may = [k for k in base if k.rpartition(".")[2] in RESUME_MAY_CHANGE]
+        raise CLIError(f"--resume: the run in {out} was trained with {said}; only {', '.join(may)} may change "
+                       "on resume (another --out starts a new run)")
+    return new
+
+
+def _saved_run(out: Path) -> dict:
+    """What ``out/parts.json`` recorded of a run (its parts, preset and demonstrations), {} if none."""
+    try:
+        d = json.loads((out / "parts.json").read_text())
+    except (OSError, ValueError):
+        return {}
+    return d if isinstance(d, dict) else {}
+
+
+def resume_preset(args) -> str:
+    """The preset a ``--resume`` continues with: the run's own; ``--preset`` naming another is refused."""
+    from navrl.rl.presets import ALIASES, DEFAULT_PRESET
+    saved = _saved_run(Path(args.out)).get("preset")
+    given = ALIASES.get(args.preset, args.preset) if args.preset else None
+    if given and saved and given != saved:
+        raise CLIError(f"--resume: the run in {args.out} was trained with --preset {saved}, not {given}; "
+                       "drop --preset (or give the same), or start a new run with another --out")
+    return saved or given or DEFAULT_PRESET
+
+
+def _check_parts(out: Path, parts: _Parts, resume: bool, run: dict | None = None) -> _Parts:
+    """A new run records its parts (and ``run``: its preset and demonstrations); a resumed one
+    must be given the same parts."""
     from navrl.fileio import atomic_write_text
     f = out / "parts.json"
     if resume and f.exists():
@@ -217,16 +266,16 @@ def _check_parts(out: Path, parts: _Parts, resume: bool) -> _Parts:
             raise CLIError(f"--resume: the run in {out} was trained with {k}={saved.get(k)}, not {parts.spec[k]}; "
                            "give the same --suite/--tasks/--judge/--devices")
     else:
-        atomic_write_text(f, json.dumps(parts.spec, indent=2) + "\n")
+        atomic_write_text(f, json.dumps({**parts.spec, **(run or {})}, indent=2) + "\n")
     return parts
 
 
-def _sft_demos(policy, cfg, preset):
-    """The demonstrations of the SFT stage (same tasks, same teacher) for ``policy.sft_coef > 0``."""
-    if cfg.policy.sft_coef <= 0:
+def _sft_demos(policy, cfg, n_tasks: int | None):
+    """The demonstrations of the SFT stage (its ``n_tasks`` tasks, same teacher) for ``policy.sft_coef > 0``."""
+    if cfg.policy.sft_coef <= 0 or not n_tasks:
         return None
     from navrl.rl.sft import TemplateTeacher, collect_demonstrations
-    return collect_demonstrations(policy, preset.sft.n_tasks, TemplateTeacher(compact=True), seed=0)
+    return collect_demonstrations(policy, n_tasks, TemplateTeacher(compact=True), seed=0)
 
 
 def final_evaluation(trainer) -> dict:
@@ -279,8 +328,13 @@ def run(args) -> int:
                        ("updates", "run.num_updates"), ("max_masked_updates", "run.max_masked_updates")):
         if getattr(args, flag) is not None:
             over[name] = getattr(args, flag)
+    if args.resume and not args.overwrite:
+        name = resume_preset(args)
+    else:
+        from navrl.rl.presets import DEFAULT_PRESET
+        name = args.preset or DEFAULT_PRESET
     try:
-        preset = get_preset(args.preset, over)
+        preset = get_preset(name, over)
     except (ConfigError, TypeError, ValueError) as e:
         raise CLIError(str(e).splitlines()[0]) from None
     import time
@@ -303,6 +357,6 @@ def run(args) -> int:
             print("device farm: " + line)
     for s, r in res.items():
         print(f"{s}: {r.summary().splitlines()[0]}")
-    write_summary(trainer, res, args.preset, time.perf_counter() - t_start)
+    write_summary(trainer, res, preset.name, time.perf_counter() - t_start)
     print(f"run: {trainer.run_dir}  (navrl report {trainer.run_dir})")
     return 0

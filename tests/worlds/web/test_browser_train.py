@@ -58,7 +58,8 @@ def _train(sft_path, run, *parts) -> dict:
 def test_ppo_on_two_miniwob_tasks_judged_by_the_page(sft_path, tmp_path, capsys):
     ev = _train(sft_path, tmp_path / "run", "--suite", "miniwob", "--tasks", "click-test,click-button")
     assert json.loads((tmp_path / "run" / "parts.json").read_text()) == {
-        "suite": "miniwob", "tasks": "click-test,click-button", "judge": "page", "devices": "browser"}
+        "suite": "miniwob", "tasks": "click-test,click-button", "judge": "page", "devices": "browser",
+        "preset": "quick-pointer", "sft_demo_tasks": None}
     assert ev["miniwob"]["n"] == 2 and ev["miniwob"]["masked"] == 0
     assert "miniwob: success:" in capsys.readouterr().out
 
