@@ -193,6 +193,51 @@ def test_progress_bar_never_counts_past_its_total(capsys):
     assert "5/5" in capsys.readouterr().out
 
 
+TIMES = re.compile(r" \d+:\d\d:\d\d( (\d+:\d\d:\d\d|-:--:--))?$")
+
+
+def test_progress_bars_keep_their_time_columns_whole_at_80_columns():
+    """A long description and info line give way ('…'); the elapsed and remaining times never do."""
+    import io
+
+    from rich.console import Console
+
+    from navrl.cli.progress import bar
+    buf = io.StringIO()
+    with bar("final evaluation (576 episodes; steps, at most)", 11000, console=Console(file=buf, width=80)) as adv:
+        adv(5000, info="success 100%  return +10.23  len 12.3  (critic warm-up)")
+    (line,) = buf.getvalue().splitlines()
+    assert len(line) <= 80 and "5000/11000" in line and "…" in line, line
+    assert TIMES.search(line), line
+
+
+def test_eval_progress_at_80_columns_as_a_user_sees_it(tmp_path):
+    import os
+    env = {**os.environ, "COLUMNS": "80"}
+    r = subprocess.run([sys.executable, "-m", "navrl", "eval", "--suite", "test-unseen", "-n", "2", "--out",
+                        str(tmp_path / "e")], capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0, r.stderr
+    (line,) = [x for x in r.stdout.splitlines() if "━" in x]
+    assert line.startswith("expert on test-unseen (2 episodes; steps, at most)"), line
+    assert len(line) <= 80 and TIMES.search(line), line
+    assert "upper bound" not in r.stdout
+
+
+def test_tasks_shows_whole_template_names_at_80_columns():
+    import os
+
+    from navrl.tasks.registry import get_suite
+    env = {**os.environ, "COLUMNS": "80"}
+    for suite in ("train", "test-unseen"):
+        r = subprocess.run([sys.executable, "-m", "navrl", "tasks", "--suite", suite], capture_output=True, text=True,
+                           env=env, timeout=120)
+        assert r.returncode == 0, r.stderr
+        assert max(len(x) for x in r.stdout.splitlines()) <= 80
+        shown = {x.split("│")[1].strip() for x in r.stdout.splitlines() if x.startswith("│")}
+        names = {row["template"] for row in get_suite(suite).describe()}
+        assert names <= shown, sorted(names - shown)[:3]
+
+
 # ---------------------------------------------------------------- 4. small inconsistencies
 ONE_TASK_WEB_SUITE = """name: one
 tasks:

@@ -64,7 +64,7 @@ def run(args) -> int:
     eval_steps = sum(k for _, _, k in evaluation_plan(trainer, suites, n_eval))   # the tasks' own step limits
 
     def evaluate(label: str) -> dict:
-        with bar(f"evaluate {label} (steps, at most)", eval_steps) as adv:
+        with bar(f"evaluate {label} (steps, at most)", eval_steps, info=False) as adv:
             res = evaluate_trainer(trainer, suites, n_eval, progress=lambda k: adv(k))
         for s, r in res.items():
             print(f"      {label:>4s} {s:13s} {r.summary().splitlines()[0]}")
@@ -80,7 +80,7 @@ def run(args) -> int:
     from navrl.eval import evaluate as run_eval, paired_gain_interval
     greedy = trainer.policy.sampled(GREEDY)
     after = {}
-    with bar("evaluate RL (steps, at most)", eval_steps) as adv:
+    with bar("evaluate RL (steps, at most)", eval_steps, info=False) as adv:
         for s in suites:
             after[s] = run_eval(greedy, s, n_eval, record_frames=True, progress=lambda k: adv(k))
     for s, r in after.items():

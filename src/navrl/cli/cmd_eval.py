@@ -27,8 +27,7 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
+    from navrl.cli.progress import bar
     from navrl.eval import EvalAborted, evaluate
     from navrl.fileio import atomic_write_text
     from navrl.rollout.storage import save_trajectories
@@ -52,13 +51,13 @@ def run(args) -> int:
     farm = device_farm(devices, args, min(args.batch, len(tasks)), screenshots=shots)
     batch = args.batch if farm is None else min(args.batch, len(tasks))
     total_steps = sum(t.max_steps for t in tasks)
-    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TextColumn("steps (upper bound)"), TimeElapsedColumn()) as prog:
-        who = f"policy {Path(args.policy).name}" if args.policy else args.agent
-        bar = prog.add_task(f"{who} on {args.suite}", total=total_steps)
+    who = f"policy {Path(args.policy).name}" if args.policy else args.agent
+    n = len(tasks)
+    with bar(f"{who} on {args.suite} ({n} episode{'s' if n != 1 else ''}; steps, at most)", total_steps,
+             info=False) as adv:
         try:
             res = evaluate(planner, suite.name, tasks=tasks, batch_size=batch, record_frames=args.frames,
-                           progress=lambda k: prog.advance(bar, k), devices=farm, judges=tuple(judges[:3]))
+                           progress=lambda k: adv(k), devices=farm, judges=tuple(judges[:3]))
         except EvalAborted as e:   # e.g. HTTP 401: one line, exit 2, the finished episodes saved
             save_trajectories(e.result.trajectories, out, frames=args.frames)
             atomic_write_text(out / "results.json", json.dumps({**e.result.to_dict(), "aborted": str(e),
@@ -66,7 +65,7 @@ def run(args) -> int:
             raise CLIError(f"{e}; the {len(e.result.trajectories)} finished episodes are saved in {out}") from None
         finally:
             farm_stats = close_farm(farm)
-        prog.update(bar, completed=total_steps)
+        adv.complete()
     save_trajectories(res.trajectories, out, frames=args.frames)
     atomic_write_text(out / "results.json", json.dumps({**res.to_dict(), "provenance": _provenance(args)}, indent=2))
     res.require_measured()   # every episode masked: an outage, not 0% (exit 3)

@@ -24,7 +24,10 @@ def run(args) -> int:
         s = get_suite(args.suite)
         tt = Table(title=f"{args.suite}: {s.summary} ({len(rows)} templates)")
         for c in rows[0] if rows else ("template",):
-            tt.add_column(c, overflow="fold")
+            if c == "template":   # the names --task takes: whole, on one line, at any width
+                tt.add_column(c, no_wrap=True, min_width=max((len(r[c]) for r in rows), default=8))
+            else:
+                tt.add_column(c, overflow="fold")
         for r in rows:
             tt.add_row(*r.values())
         con.print(tt)
