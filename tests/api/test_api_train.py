@@ -106,7 +106,7 @@ def test_judge_llm_without_an_endpoint_is_one_line_and_exit_2(sft_path, tmp_path
     (["--devices", "browser"], "--devices browser runs miniwob, web:PATH.yaml, not --suite train"),
     (["--suite", "nowhere"], "unknown --suite"),
     (["--suite", "web:/no/such.yaml"], "no such file"),
-    (["--tasks", "click-test"], "--suite miniwob"),
+    (["--tasks", "click-test"], "--tasks click-test: not a template of suite train"),
     (["--suite", "miniwob", "--phone", "nokia"], "--phone"),
     (["--devices", "android"], "--serials"),
     (["--faults", "device_lost=0.1", "--devices", "android", "--serials", "a"], "--faults"),

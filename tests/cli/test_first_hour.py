@@ -238,6 +238,28 @@ def test_tasks_shows_whole_template_names_at_80_columns():
         assert names <= shown, sorted(names - shown)[:3]
 
 
+# ---------------------------------------------------------------- --tasks: a subset of a phone-world suite too
+def test_tasks_selects_phone_world_templates(tmp_path):
+    r = navrl("eval", "--suite", "test-ios", "--tasks", "bank_balance,bank_pay_payee", "-n", "4", "--out",
+              str(tmp_path / "e"))
+    assert r.returncode == 0, r.stderr
+    rows = [json.loads(x) for x in (tmp_path / "e" / "trajectories.jsonl").read_text().splitlines()]
+    assert sorted(t["task"]["template"] for t in rows) == ["bank_balance", "bank_balance", "bank_pay_payee",
+                                                           "bank_pay_payee"]
+    r = navrl("eval", "--suite", "test-ios", "--tasks", "bank_balance,nope", "--out", str(tmp_path / "bad"))
+    assert r.returncode == 2 and not (tmp_path / "bad").exists()
+    assert r.stderr == ("navrl: error: --tasks nope: not a template of suite test-ios "
+                        "(`navrl tasks --suite test-ios` lists them)\n")
+
+
+def test_tasks_restricts_what_online_rl_draws():
+    import random
+
+    from navrl.tasks.registry import SuiteOptions, get_suite
+    src = get_suite("train").source(SuiteOptions(names=("bank_balance", "notes_create")))
+    assert {t.template for t in src.sample(16, random.Random(0))} == {"bank_balance", "notes_create"}
+
+
 # ---------------------------------------------------------------- 4. small inconsistencies
 ONE_TASK_WEB_SUITE = """name: one
 tasks:

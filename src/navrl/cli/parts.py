@@ -42,7 +42,8 @@ def add_suite_arguments(p: argparse.ArgumentParser, default: str | None = "train
                         f"test-android, test-unseen; miniwob; web:PATH.yaml; synth:PATH.json ...)"
                         + (f"; default {default}" if default else ""))
     p.add_argument("--tasks", default=None, metavar="A,B,...",
-                   help="a subset of the suite's tasks by name, for suites that take one (miniwob: any page of "
+                   help="a subset of the suite's tasks by name, comma-separated, for suites that take one (the "
+                        "phone world's: template names, as `navrl tasks --suite S` lists them; miniwob: any page of "
                         "the installed miniwob package)")
     p.add_argument("--phone", default=None, metavar="PHONE",
                    help="for browser suites: the screen (iphone, pixel, or WxH@scale: 160x210@1 is MiniWoB's own "

@@ -20,6 +20,8 @@ class PhoneWorldTasks:
     """Perturbations of the drawn tasks (None: the suite's default pop-ups and sheets)."""
     faults: FaultConfig | None = None
     """Infrastructure faults injected into the drawn tasks' worlds (None: none)."""
+    names: tuple[str, ...] = ()
+    """Only these templates (``--tasks``); empty: all of the suite's."""
     name: str = field(init=False)
     has_expert = True
     """Every task has the scripted expert (``TaskSpec.expert_step`` / ``expert_length``): guided starts work."""
@@ -30,10 +32,13 @@ class PhoneWorldTasks:
         if self.suite not in SUITES:
             raise TaskError(f"unknown phone-world suite {self.suite!r}; choose from {sorted(SUITES)}")
         self.name = self.suite
+        if self.names:
+            from navrl.worlds.phone.suites import suite_templates
+            suite_templates(self.suite, self.names)   # a name the suite lacks: TaskError now, not at the first draw
 
     def sample(self, k: int, rng: random.Random) -> list[Any]:
         from navrl.worlds.phone.suites import sample_tasks
-        tasks = sample_tasks(self.suite, k, rng, perturb=self.perturb)
+        tasks = sample_tasks(self.suite, k, rng, perturb=self.perturb, names=self.names)
         if self.faults is not None:
             tasks = [t.with_(faults=self.faults) for t in tasks]
         return tasks

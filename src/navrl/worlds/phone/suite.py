@@ -37,6 +37,8 @@ class PhoneSuite(Suite):
     devices = ("phone", "android", "ios")
     judges = ("oracle", "llm")
     faults = FAULT_NAMES
+    option_names = ("names",)
+    """``--tasks``: a subset of the suite's templates by name."""
 
     def __init__(self, name: str) -> None:
         self.name = name
@@ -59,11 +61,12 @@ class PhoneSuite(Suite):
 
     def tasks(self, n: int | None, seed: int, options: SuiteOptions = SuiteOptions()) -> list[Any]:
         from navrl.worlds.phone.suites import suite_tasks
-        return _with_faults(suite_tasks(self.name, n, seed=seed, perturb=_perturb(options)), options)
+        return _with_faults(suite_tasks(self.name, n, seed=seed, perturb=_perturb(options), names=options.names),
+                            options)
 
     def source(self, options: SuiteOptions = SuiteOptions()) -> Any:
         from navrl.worlds.phone.source import PhoneWorldTasks
-        return PhoneWorldTasks(self.name, perturb=_perturb(options), faults=_faults(options))
+        return PhoneWorldTasks(self.name, perturb=_perturb(options), faults=_faults(options), names=options.names)
 
     def sft_tasks(self, n: int, seed: int = 0) -> list[Any]:
         """Clean, single-app tasks (no multi-app: the paper's iOS data lacked them)."""

@@ -36,30 +36,42 @@ def _uses_unseen(t: Template) -> bool:
     return bool(UNSEEN_APPS & set(t.apps))
 
 
-def suite_templates(suite: str) -> list[Template]:
+def suite_templates(suite: str, names: tuple[str, ...] = ()) -> list[Template]:
+    """The suite's templates (in its order), only those named in ``names`` if any (``--tasks``;
+    a name the suite lacks is a TaskError naming it)."""
     if suite not in SUITES:
         raise TaskError(f"unknown suite {suite!r}; choose from {sorted(SUITES)}")
     ts = sorted(templates().values(), key=lambda t: t.name)
     if suite == "train":
-        return [t for t in ts if not t.heldout and not _uses_unseen(t)]
-    if suite in ("test-ios", "test-android"):
-        return [t for t in ts if not _uses_unseen(t)]
-    unseen = [t for t in ts if _uses_unseen(t)]
-    # unseen apps first and twice as often: they are what the suite is about
-    return unseen + unseen + [t for t in ts if not _uses_unseen(t)]
+        out = [t for t in ts if not t.heldout and not _uses_unseen(t)]
+    elif suite in ("test-ios", "test-android"):
+        out = [t for t in ts if not _uses_unseen(t)]
+    else:
+        unseen = [t for t in ts if _uses_unseen(t)]
+        # unseen apps first and twice as often: they are what the suite is about
+        out = unseen + unseen + [t for t in ts if not _uses_unseen(t)]
+    if names:
+        have = {t.name for t in out}
+        bad = [x for x in names if x not in have]
+        if bad:
+            raise TaskError(f"--tasks {bad[0]}: not a template of suite {suite} (`navrl tasks --suite {suite}` "
+                            "lists them)")
+        out = [t for t in out if t.name in names]
+    return out
 
 
 def suite_tasks(suite: str, n: int | None = None, seed: int = 0, perturb: PerturbConfig | None = None,
-                families: set[Family] | None = None, single_app: bool = False) -> list[TaskSpec]:
+                families: set[Family] | None = None, single_app: bool = False,
+                names: tuple[str, ...] = ()) -> list[TaskSpec]:
     """The first ``n`` instances of ``suite`` (default: two per template), deterministic.
 
     Templates are taken round-robin so every template appears; ``seed`` selects a
-    different, non-overlapping block of instance seeds.
+    different, non-overlapping block of instance seeds. ``names``: only these templates.
     """
     d = SUITES.get(suite)
     if d is None:
         raise TaskError(f"unknown suite {suite!r}; choose from {sorted(SUITES)}")
-    ts = suite_templates(suite)
+    ts = suite_templates(suite, names)
     if families is not None:
         ts = [t for t in ts if t.family in families]
     if single_app:
@@ -72,10 +84,12 @@ def suite_tasks(suite: str, n: int | None = None, seed: int = 0, perturb: Pertur
             for i in range(n)]
 
 
-def sample_tasks(suite: str, k: int, rng: random.Random, perturb: PerturbConfig | None = None) -> list[TaskSpec]:
-    """``k`` random instances (template uniform, fresh seed) — what RL draws each update."""
+def sample_tasks(suite: str, k: int, rng: random.Random, perturb: PerturbConfig | None = None,
+                 names: tuple[str, ...] = ()) -> list[TaskSpec]:
+    """``k`` random instances (template uniform, fresh seed) — what RL draws each update
+    (``names``: of these templates only)."""
     d = SUITES[suite]
-    ts = suite_templates(suite)
+    ts = suite_templates(suite, names)
     out = []
     for _ in range(k):
         t = rng.choice(ts)
