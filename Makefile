@@ -15,7 +15,7 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml
 	@if { ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; } \
 		&& command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
-		echo "installing Debian chromium + chromium-driver"; \
+		echo "make setup: running as root on Debian without Chromium: apt-get install chromium chromium-driver (the browser device, MiniWoB++) first; as a user this step is skipped"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null; \
 	fi
 	$(PYTHON) -m venv $(VENV)

@@ -480,3 +480,39 @@ def test_report_panels_say_why_they_are_empty():
     from navrl.report.html import panel_absent_reason
     assert "critic-free" in panel_absent_reason("critic/loss", [{"update": 1, "success": 0.5}])
     assert "warm-up" in panel_absent_reason("policy/approx_kl", [{"update": 1, "policy_frozen": True}])
+
+
+# ---------------------------------------------------------------- setup: where the CLI lives, what make setup does
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_readme_says_where_the_cli_lives_and_web_md_installs_from_a_checkout():
+    readme = (ROOT / "README.md").read_text()
+    assert "source .venv/bin/activate" in readme and ".venv/bin/navrl" in readme
+    web = (ROOT / "docs" / "web.md").read_text()
+    assert "pip install 'navrl[browser]'" not in web and "pip install -e '.[browser]'" in web
+
+
+def test_make_setup_says_it_runs_apt_as_root_before_it_does(tmp_path):
+    """make setup as root on Debian without Chromium (id, apt-get stubbed; python missing stops it
+    after the apt step): its first line says what apt-get is about to install, then apt-get runs."""
+    import os
+    import shutil
+    make = shutil.which("make")
+    if make is None:
+        pytest.skip("no make")
+    for f in ("Makefile", "pyproject.toml"):
+        shutil.copy(ROOT / f, tmp_path / f)
+    stubs = tmp_path / "bin"
+    stubs.mkdir()
+    (stubs / "id").write_text("#!/bin/sh\necho 0\n")
+    (stubs / "apt-get").write_text(f"#!/bin/sh\necho \"APT-GET $*\" >> {tmp_path}/apt.log\necho APT-GET-RAN\n")
+    for s in stubs.iterdir():
+        s.chmod(0o755)
+    r = subprocess.run([make, "setup", "PYTHON=no-such-python"], cwd=tmp_path, capture_output=True, text=True,
+                       env={**os.environ, "PATH": str(stubs)}, timeout=60)
+    out = r.stdout.splitlines()
+    assert r.returncode != 0 and "APT-GET-RAN" in out, r.stdout + r.stderr
+    said = [x for x in out if "apt-get install chromium chromium-driver" in x]
+    assert said and out.index(said[0]) < out.index("APT-GET-RAN"), out
+    assert "as root" in said[0]
