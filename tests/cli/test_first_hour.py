@@ -516,3 +516,42 @@ def test_make_setup_says_it_runs_apt_as_root_before_it_does(tmp_path):
     said = [x for x in out if "apt-get install chromium chromium-driver" in x]
     assert said and out.index(said[0]) < out.index("APT-GET-RAN"), out
     assert "as root" in said[0]
+
+
+# ---------------------------------------------------------------- web-app suites without a scripted solution
+WEB_APP = """name: myapp
+tasks:
+  - id: press-go
+    goal: Press Go.
+    start_url: {url}
+    success: "return false;"
+    max_steps: 2
+"""
+
+
+@pytest.mark.parametrize("cmd", [["eval", "-n", "2"], ["play"]])
+def test_a_web_app_without_agent_says_what_to_use(cmd, tmp_path):
+    suite = tmp_path / "app.yaml"
+    suite.write_text(WEB_APP.format(url="http://127.0.0.1:9/index.html"))
+    r = navrl(*cmd, "--suite", f"web:{suite}", "--out", str(tmp_path / "o"))
+    assert r.returncode == 2 and not (tmp_path / "o").exists(), r.stderr
+    assert r.stderr == (f"navrl: error: --agent expert (the default) has no scripted solution for 'press-go' of "
+                        f"--suite web:{suite}; use --agent random, --agent api (an OpenAI-compatible model) or "
+                        "--policy CHECKPOINT (a trained planner)\n")
+    web = (ROOT / "docs" / "web.md").read_text()
+    assert "cannot play them" in web and "--agent random" in web
+
+
+def test_play_on_a_page_that_never_loads_is_one_line_and_exit_3(tmp_path):
+    from navrl.device.browser import browser_ready
+    why = browser_ready()
+    if why:
+        pytest.skip(why)
+    suite = tmp_path / "dead.yaml"
+    suite.write_text(WEB_APP.format(url="http://127.0.0.1:9/index.html"))   # Chromium refuses port 9
+    r = navrl("play", "--suite", f"web:{suite}", "--agent", "random", "--out", str(tmp_path / "o"))
+    assert r.returncode == 3, r.stderr
+    assert r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
+    assert r.stderr.startswith("navrl: error: myapp:press-go:iphone:0: the device failed before the episode could "
+                               "start (app_never_loads"), r.stderr
+    assert not (tmp_path / "o").exists()

@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from navrl.cli.common import AGENTS, CLIError, make_planner, prepare_out_dir
-from navrl.cli.parts import add_part_arguments, choose, close_farm, device_farm, eval_tasks, judge_set
+from navrl.cli.parts import add_part_arguments, choose, close_farm, device_farm, eval_tasks, judge_set, need_expert
 
 
 def register(sub) -> None:
@@ -41,6 +41,8 @@ def run(args) -> int:
     else:
         planner = make_planner(args.agent, args.seed)
     tasks = eval_tasks(suite, args, args.episodes, args.seed)
+    if not args.policy:
+        need_expert(suite, tasks, args)
     if args.episodes is not None and len(tasks) < args.episodes:   # said, never silent
         sys.stderr.write(f"navrl: note: -n {args.episodes}: --suite {args.suite} has {len(tasks)} "
                          f"task{'s' if len(tasks) != 1 else ''}; evaluating {len(tasks)} episode"

@@ -32,18 +32,26 @@ def register(sub) -> None:
     pl.set_defaults(fn=run)
 
 
-def play_episode(task, planner, out: Path, quiet: bool = False) -> Path:
-    """Run one episode, save frames, trajectory and a filmstrip; return the filmstrip path."""
+def play_episode(task, planner, out: Path, quiet: bool = False, suite=None) -> Path:
+    """Run one episode, save frames, trajectory and a filmstrip; return the filmstrip path.
+    ``suite``: the task's suite (its default judges score the episode; default: the registered
+    suite the task names, else the phone world's). A device that fails before the episode can
+    start (a page that never loads) is an :class:`~navrl.errors.Outage` (exit 3)."""
     from navrl.agent.grounders.accessibility import AccessibilityGrounder
+    from navrl.device.base import DeviceError
+    from navrl.errors import Outage
     from navrl.fileio import save_image
     from navrl.judge.sets import make_judges
     from navrl.rollout.runner import EpisodeRunner, RunnerConfig
     from navrl.rollout.storage import save_trajectories
     from navrl.tasks.registry import get_suite, suites
-    s = get_suite(task.suite) if task.suite in suites() else get_suite("train")
+    s = suite or (get_suite(task.suite) if task.suite in suites() else get_suite("train"))
     judges = make_judges(s.default_judge(s.devices[0]))
     runner = EpisodeRunner(planner, AccessibilityGrounder(), *judges[:3], config=RunnerConfig(record_frames=True))
-    tr = runner.run([task])[0]
+    try:
+        tr = runner.run([task])[0]
+    except DeviceError as e:
+        raise Outage(f"{task.id}: the device failed before the episode could start ({e}); nothing was played") from None
     save_trajectories([tr], out)
     title = f"[{planner.name}] {task.goal}  -  {tr.terminal_verdict}, return {tr.total_reward:+.2f}"
     path = save_image(out / "filmstrip.png", trajectory_filmstrip(tr, title))
@@ -57,7 +65,17 @@ def play_episode(task, planner, out: Path, quiet: bool = False) -> Path:
 
 
 def run(args) -> int:
-    task = task_from_args(args)
+    from navrl.cli.common import CLIError
+    from navrl.cli.parts import need_expert
+    from navrl.tasks.registry import get_suite
+    from navrl.tasks.task import TaskError
+    try:
+        suite = get_suite("train" if args.task else args.suite)
+    except TaskError as e:
+        raise CLIError(str(e)) from None
+    task = task_from_args(args, suite)
+    if not args.policy:
+        need_expert(suite, [task], args)
     if args.policy:
         from navrl.cli.cmd_eval import _policy
         planner = _policy(args.policy)
@@ -65,6 +83,6 @@ def run(args) -> int:
     else:
         planner = make_planner(args.agent, args.seed)
     out = prepare_out_dir(args.out, overwrite=args.overwrite, replace_own=PLAY_FILES)
-    path = play_episode(task, planner, out)
+    path = play_episode(task, planner, out, suite=suite)
     print(f"filmstrip: {path}")
     return 0

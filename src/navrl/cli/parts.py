@@ -190,6 +190,21 @@ def eval_tasks(suite: SuiteChoice, args, n: int | None, seed: int) -> list:
         raise CLIError(str(e)) from None
 
 
+def need_expert(suite, tasks: list, args) -> None:
+    """``--agent expert`` (the default) needs every task's scripted solution: a suite without
+    one for a task (a web app's, MiniWoB++ pages without a script) is refused in one line
+    naming what works instead. ``suite``: a registry suite or a :class:`SuiteChoice`."""
+    if getattr(args, "agent", "expert") != "expert":
+        return
+    s = getattr(suite, "suite", suite)
+    have = s.expert_names()
+    lacking = [t.template for t in tasks if have is not None and t.template not in have]
+    if lacking:
+        raise CLIError(f"--agent expert (the default) has no scripted solution for {lacking[0]!r} of --suite "
+                       f"{args.suite}; use --agent random, --agent api (an OpenAI-compatible model) or --policy "
+                       "CHECKPOINT (a trained planner)")
+
+
 def split_names(spec: str | None) -> list[str]:
     return [x.strip() for x in (spec or "").split(",") if x.strip()]
 

@@ -84,6 +84,10 @@ class WebAppSuite(_WebSuite):
             self._tasks = load_web_suite(self.path)
         return self._tasks[:n]
 
+    def expert_names(self) -> tuple[str, ...] | None:
+        """None of a web app's tasks has a scripted solution (MiniWoB++'s are for its own pages)."""
+        return ()
+
     def describe(self) -> list[dict[str, str]]:
         return [{"task": t.id, "goal": t.instruction or "(stated by the page)", "what": t.description}
                 for t in self.tasks(None, 0)]
