@@ -555,3 +555,21 @@ def test_play_on_a_page_that_never_loads_is_one_line_and_exit_3(tmp_path):
     assert r.stderr.startswith("navrl: error: myapp:press-go:iphone:0: the device failed before the episode could "
                                "start (app_never_loads"), r.stderr
     assert not (tmp_path / "o").exists()
+
+
+def test_readme_first_hour_has_five_timed_commands_that_exist():
+    """The README's "first hour": set-up, SFT, RL, watch (play --policy), report, each timed."""
+    readme = (ROOT / "README.md").read_text()
+    part = readme.split("### The first hour", 1)[1].split("```bash", 1)[1].split("```", 1)[0]
+    cmds = [x.split("#")[0].strip() for x in part.splitlines() if x and not x.startswith(" ")]
+    assert [c.split()[0:2] for c in cmds] == [["make", "setup"], ["navrl", "sft"], ["navrl", "train"],
+                                              ["navrl", "play"], ["navrl", "report"]], cmds
+    assert "--policy runs/ppo" in cmds[3] and cmds[4] == "navrl report runs/ppo"
+    assert len(re.findall(r"# [\d.]+ (s|min)\b", part)) == 5 and "load" in part
+    import shlex
+
+    from navrl.cli.main import build_parser
+    parser = build_parser()
+    for c in cmds[1:]:   # each is a valid navrl command line as written
+        args = parser.parse_args(shlex.split(c)[1:])
+        assert args.cmd == c.split()[1]
