@@ -387,31 +387,24 @@ class _Flight:
                 if self.release is not None:
                     self.release([used])
                 continue
-            nxt = self._queue.pop(k)
-            self.queued.discard(id(nxt))
-            still.append(nxt)
-            j = self.index[id(nxt)]
-            tm = self.runner.timings
-            t0 = time.perf_counter()
-            dev = self.devices[j] = self.refill(nxt.task, used)  # type: ignore[misc]
-            tm["device"] += time.perf_counter() - t0
-            if isinstance(dev, cf.Future):
-                self._wait(dev, nxt, _LEASE)
-            else:
-                nxt.device = dev
-                self.start([nxt], [None], [None])
+            self._take(k, used, still)
         self._running = still
 
     def restart(self) -> None:
         """Lease a device for the first queued episode: no call is in flight, so no device
         would be handed on to it (a farm's ``choose`` let the freed ones go idle)."""
-        nxt = self._queue.pop(0)
+        self._take(0, None, self._running)
+
+    def _take(self, k: int, used: Any, running: list[Episode]) -> None:
+        """Start the ``k``-th queued episode on ``used`` (handed on) or a newly leased device
+        (``used`` None), counted in ``running`` before its first call starts."""
+        nxt = self._queue.pop(k)
         self.queued.discard(id(nxt))
-        self._running.append(nxt)
+        running.append(nxt)
         j = self.index[id(nxt)]
         tm = self.runner.timings
         t0 = time.perf_counter()
-        dev = self.devices[j] = self.refill(nxt.task, None)  # type: ignore[misc]
+        dev = self.devices[j] = self.refill(nxt.task, used)  # type: ignore[misc]
         tm["device"] += time.perf_counter() - t0
         if isinstance(dev, cf.Future):
             self._wait(dev, nxt, _LEASE)
