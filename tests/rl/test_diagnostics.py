@@ -87,16 +87,3 @@ def test_every_update_logs_its_diagnostics_and_they_change_nothing_it_learns(tmp
         assert torch.equal(pa, pb)                          # the entropy pass draws from no RNG of the run
     rec = [json.loads(x) for x in (tmp_path / "a" / "metrics.jsonl").read_text().splitlines()]
     assert [r["update"] for r in rec if r["kind"] == "update"] == [1, 2] and "diag" in rec[-1]
-
-
-def test_the_report_plots_the_diagnostics_or_says_why_not(tmp_path):
-    from navrl.report.html import build_report, diagnostics_curves
-    tr = _pointer_trainer(tmp_path, "r", 64)
-    tr.train_step()
-    page = build_report(tmp_path / "r").read_text()
-    assert "<h2>Exploration diagnostics</h2><p>What each update" in page
-    assert diagnostics_curves([{"update": 1, "success": 0.5}]) is None
-    old = tmp_path / "old"
-    old.mkdir()
-    (old / "metrics.jsonl").write_text(json.dumps({"kind": "update", "update": 1, "success": 0.5}) + "\n")
-    assert "Not logged by this run" in build_report(old).read_text()

@@ -80,17 +80,3 @@ def test_repeated_update_numbers_read_once_with_a_warning(tmp_path) -> None:
     recs = read_metrics(tmp_path, warn=warnings.append)
     assert [r["update"] for r in recs] == [1, 2, 3] and recs[1]["success"] == 0.9
     assert len(warnings) == 1
-
-
-def test_report_works_on_a_truncated_file_and_shows_an_outage_as_such(tmp_path, caplog) -> None:
-    from navrl.report.html import build_report
-    ev = {"kind": "eval", "update": 3, "test-ios": {"suite": "test-ios", "n": 0, "successes": 0, "success": None,
-                                                     "ci_low": None, "ci_high": None, "masked": 8,
-                                                     "mean_length": None}}
-    _write(tmp_path, *UPD, {"kind": "update", "update": 4, "success": None, "all_masked": True}, ev,
-           tail=b"\x00\x00\x00")
-    with caplog.at_level("WARNING", logger="navrl.metrics"):
-        path = build_report(tmp_path)
-    html = path.read_text()
-    assert "Learning curves" in html and "all 8 masked" in html and "0.0%" not in html
-    assert sum("truncated" in r.getMessage() for r in caplog.records) == 1
