@@ -179,6 +179,32 @@ def test_suites_are_disjoint_where_they_must_be() -> None:
     assert {t.layout for t in suite_tasks("test-unseen", 10)} == {"alt"}
 
 
+def test_val_suite_holds_train_templates_on_seeds_training_never_draws() -> None:
+    import random
+
+    from navrl.tasks.registry import get_suite
+    from navrl.worlds.phone.suites import SEED_BLOCK, TRAIN_SEEDS, sample_tasks
+    assert [t.name for t in suite_templates("val")] == [t.name for t in suite_templates("train")]
+    val = suite_tasks("val", 300) + suite_tasks("val", 50, seed=3)
+    assert {t.template for t in val} <= {t.name for t in suite_templates("train")}
+    assert {(t.skin, t.layout) for t in val} == {("ios", "default")}
+    assert all(t.perturb == suite_tasks("train", 1)[0].perturb for t in val)   # train's perturbations
+    # RL draws train seeds from range(TRAIN_SEEDS); SFT and train evaluations take blocks seed * SEED_BLOCK + i
+    drawn = {t.seed for t in sample_tasks("train", 2000, random.Random(0))}
+    assert max(drawn) < TRAIN_SEEDS
+    val_seeds = {t.seed for t in val}
+    assert not val_seeds & set(range(TRAIN_SEEDS))
+    train_blocks = {t.seed for s in range(10) for t in suite_tasks("train", 600, seed=s)}
+    assert not val_seeds & train_blocks
+    assert min(val_seeds) >= 4_000_000 and max(val_seeds) < 4_000_000 + 10 * SEED_BLOCK
+    # other suites' blocks: none of them reaches val's
+    for name in ("test-ios", "test-android", "test-unseen"):
+        assert not val_seeds & {t.seed for t in suite_tasks(name, 300)}
+    # registered: `navrl eval --suite val`
+    assert [t.id for t in get_suite("val").tasks(4, 0)] == [t.id for t in suite_tasks("val", 4)]
+    assert get_suite("val").tasks(4, 0)[0].id.startswith("val:")
+
+
 def test_expert_remaining_plan_and_format() -> None:
     task = make_task("shop_checkout", 0, perturb=PerturbConfig.off())
     w = task.make_device()

@@ -3,7 +3,7 @@
 ``sim`` (the simulator and its apps), ``templates`` (task families), ``task`` (TaskSpec),
 ``expert`` (the scripted expert), ``facts`` and ``judges`` (the oracle), ``suites``,
 ``synth`` (LLM-synthesised goal tasks), ``env`` (``navrl/PhoneWorld-v0``). Importing this
-package registers its suites (``train``, ``test-ios``, ``test-android``, ``test-unseen``,
+package registers its suites (``train``, ``val``, ``test-ios``, ``test-android``, ``test-unseen``,
 ``synth:PATH.json``), the ``oracle`` judges and its hooks; nothing heavy is imported until
 a suite is used.
 """
@@ -17,7 +17,7 @@ register_world(World("phone", "the embedded phone world (simulated apps, oracle 
     "synth": "navrl.worlds.phone.synth:synth_api",
     "breakdown": "navrl.worlds.phone.breakdown:breakdown_markdown",
 }))
-for _name in ("train", "test-ios", "test-android", "test-unseen"):
+for _name in ("train", "val", "test-ios", "test-android", "test-unseen"):
     register_suite(PhoneSuite(_name))
 register_suite_family("synth", SynthSuite, "synth:PATH.json")
 register_judges("oracle", oracle_judges)

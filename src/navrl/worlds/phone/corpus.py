@@ -53,11 +53,13 @@ def corpus_and_labels(n_tasks: int, seed: int) -> tuple[list[str], set[str]]:
     from navrl.agent.planner import PlannerContext
     from navrl.agent.prompt import PromptConfig, build_prompt
     from navrl.worlds.phone.expert import expert_walk
-    from navrl.worlds.phone.suites import SUITES, suite_tasks
+    from navrl.worlds.phone.suites import suite_tasks
     texts: list[str] = []
     labels: set[str] = set()
-    per = max(1, n_tasks // len(SUITES))
-    for suite in SUITES:
+    # the suites the tokenizer's corpus was built from (``val`` added later would change it)
+    corpus_suites = ("train", "test-ios", "test-android", "test-unseen")
+    per = max(1, n_tasks // len(corpus_suites))
+    for suite in corpus_suites:
         for task in suite_tasks(suite, per, seed=seed):
             hist: list[tuple[str, str]] = []
             for obs, s, mem in expert_walk(task):

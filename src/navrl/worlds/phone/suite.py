@@ -31,7 +31,7 @@ def _with_faults(tasks: list, options: SuiteOptions) -> list:
 
 
 class PhoneSuite(Suite):
-    """``train``, ``test-ios``, ``test-android``, ``test-unseen``: template instances by seed."""
+    """``train``, ``val``, ``test-ios``, ``test-android``, ``test-unseen``: template instances by seed."""
 
     world = "phone"
     devices = ("phone", "android", "ios")

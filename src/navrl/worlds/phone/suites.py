@@ -1,5 +1,6 @@
-"""Suites: ``train`` (ios), ``test-ios`` (held-out seeds and templates), ``test-android``
-(the other platform) and ``test-unseen`` (apps and layouts never trained on)."""
+"""Suites: ``train`` (ios), ``val`` (train's templates, a seed block training never draws: for
+choosing settings), ``test-ios`` (held-out seeds and templates), ``test-android`` (the other
+platform) and ``test-unseen`` (apps and layouts never trained on)."""
 from __future__ import annotations
 
 import random
@@ -7,6 +8,11 @@ from dataclasses import dataclass
 
 from navrl.worlds.phone.sim import PerturbConfig
 from navrl.worlds.phone.task import Family, TaskError, TaskSpec, Template, make_task, templates
+
+TRAIN_SEEDS = 90_000
+"""RL draws train instance seeds from ``range(TRAIN_SEEDS)`` (:func:`sample_tasks`); ``suite_tasks``
+numbers instances ``seed_base + seed * SEED_BLOCK + i``."""
+SEED_BLOCK = 100_000
 
 UNSEEN_APPS = frozenset({"Recipes", "App Store"})
 """Apps no train task touches; their templates appear only in ``test-unseen``."""
@@ -23,6 +29,8 @@ class SuiteDef:
 
 SUITES: dict[str, SuiteDef] = {
     "train": SuiteDef("train", "ios", "default", 0, "iOS skin, training templates and seeds"),
+    "val": SuiteDef("val", "ios", "default", 4_000_000,
+                    "iOS skin, training templates, validation seeds (never drawn in training): choose settings here"),
     "test-ios": SuiteDef("test-ios", "ios", "default", 1_000_000,
                          "iOS skin, held-out seeds plus held-out templates"),
     "test-android": SuiteDef("test-android", "android", "default", 2_000_000,
@@ -42,7 +50,7 @@ def suite_templates(suite: str, names: tuple[str, ...] = ()) -> list[Template]:
     if suite not in SUITES:
         raise TaskError(f"unknown suite {suite!r}; choose from {sorted(SUITES)}")
     ts = sorted(templates().values(), key=lambda t: t.name)
-    if suite == "train":
+    if suite in ("train", "val"):
         out = [t for t in ts if not t.heldout and not _uses_unseen(t)]
     elif suite in ("test-ios", "test-android"):
         out = [t for t in ts if not _uses_unseen(t)]
@@ -79,7 +87,7 @@ def suite_tasks(suite: str, n: int | None = None, seed: int = 0, perturb: Pertur
     if not ts:
         raise TaskError(f"suite {suite!r} has no templates for that filter")
     n = 2 * len(ts) if n is None else n
-    base = d.seed_base + seed * 100_000
+    base = d.seed_base + seed * SEED_BLOCK
     return [make_task(ts[i % len(ts)].name, base + i, suite=suite, skin=d.skin, layout=d.layout, perturb=perturb)
             for i in range(n)]
 
@@ -93,6 +101,6 @@ def sample_tasks(suite: str, k: int, rng: random.Random, perturb: PerturbConfig 
     out = []
     for _ in range(k):
         t = rng.choice(ts)
-        out.append(make_task(t.name, d.seed_base + rng.randrange(90_000), suite=suite, skin=d.skin,
+        out.append(make_task(t.name, d.seed_base + rng.randrange(TRAIN_SEEDS), suite=suite, skin=d.skin,
                              layout=d.layout, perturb=perturb))
     return out
