@@ -65,6 +65,32 @@ def test_reverse_curriculum_stops_at_the_beginning_and_ignores_unknown_episodes(
     assert s2.summary() == {"x": 3} and s2.longest == {"x": 3}
 
 
+def test_shared_key_moves_every_template_together_and_step_moves_by_a_share_of_the_episode():
+    from navrl.rl.curriculum import shared_key
+    s = HandoverSchedule(1, threshold=0.75, window=4, key=shared_key, step=0.25)
+    tasks = [T("a", "x", 8), T("b", "y", 16), T("c", "y", 16), T("d", "z", 12)]
+    assert s.starts(tasks, _length) == {"a": 7, "b": 15, "c": 15, "d": 11}
+    # 3 of 4 episodes of *different* templates pass the threshold: one shared move of
+    # round(0.25 x 16) = 4 steps (the longest guide episode seen under the key)
+    assert s.observe([("a", True), ("b", True), ("c", False), ("d", True)]) == [("all", 1, 5)]
+    assert s.summary() == {"all": 5}
+    assert s.starts(tasks, _length) == {"a": 3, "b": 11, "c": 11, "d": 7}
+    s.observe([(t.id, True) for t in tasks])    # 5 -> 9: x (8 steps) starts from the beginning
+    assert s.starts(tasks, _length) == {"b": 7, "c": 7, "d": 3}
+    for _ in range(3):
+        s.starts(tasks, _length)
+        s.observe([(t.id, True) for t in tasks])
+    assert s.summary() == {"all": 16}            # never past the longest episode
+    assert [m[2] for m in s.moves] == [5, 9, 13, 16]
+    # per template, step 0.25: an 8-step template moves 2 steps at a time
+    p = HandoverSchedule(1, threshold=0.5, window=2, step=0.25)
+    t8 = [T("a", "x", 8), T("b", "x", 8)]
+    p.starts(t8, _length)
+    assert p.observe([("a", True), ("b", True)]) == [("x", 1, 3)]
+    with pytest.raises(ValueError):
+        HandoverSchedule(1, step=1.5)
+
+
 def test_curriculum_fields_are_checked():
     with pytest.raises(ConfigError):
         TrainConfig().override({"exploration.handover_k": -1}).validate()
@@ -74,6 +100,8 @@ def test_curriculum_fields_are_checked():
         TrainConfig().override({"exploration.curriculum_window": 0}).validate()
     with pytest.raises(ConfigError):
         TrainConfig().override({"exploration.dynamic_sampling": -1}).validate()
+    with pytest.raises(ConfigError):
+        TrainConfig().override({"exploration.curriculum_step": 2.0}).validate()
 
 
 def test_trainer_hands_over_k_steps_before_the_end_for_every_multi_app_group(tmp_path):

@@ -227,6 +227,14 @@ class ExplorationConfig:
     curriculum_window: int = 16
     """Episodes at the current hand-over point the curriculum's success rate is measured over."""
 
+    curriculum_step: float = 0.0
+    """How far a move of the reverse curriculum goes: 0 one step; s > 0 ``max(1, round(s x L))``
+    steps, L the longest guide episode of the key (moves proportional to the episode's length)."""
+
+    curriculum_shared: bool = False
+    """The reverse curriculum keeps one hand-over point ("steps before the end") for all task
+    templates instead of one per template, so every multi-app episode counts toward its moves."""
+
     explore_arg: float = 0.0
     """Exploration of a decision's argument (pointer planner): while sampling rollouts this share
     of the node / text-span factor's probability is spread uniformly over its coarse legal
@@ -535,6 +543,8 @@ class TrainConfig:
             raise ConfigError(f"{P['guided_start']} must be in [0, 1], got {v['guided_start']}")
         if not 0.0 <= real("curriculum_threshold") <= 1.0:
             raise ConfigError(f"{P['curriculum_threshold']} must be in [0, 1], got {v['curriculum_threshold']}")
+        if not 0.0 <= real("curriculum_step") <= 1.0:
+            raise ConfigError(f"{P['curriculum_step']} must be in [0, 1], got {v['curriculum_step']}")
         if not 0.0 <= real("explore_arg") < 1.0:
             raise ConfigError(f"{P['explore_arg']} must be in [0, 1), got {v['explore_arg']}")
         if not 0.0 <= real("explore") < 1.0:

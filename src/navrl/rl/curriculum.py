@@ -12,7 +12,11 @@ structure) keeps its own hand-over point k, counted in the guide's steps before 
 episode (k 1: the learner takes only the last decision). k moves one step earlier when the
 success rate of the last ``window`` episodes started at the current k reaches ``threshold``;
 once k reaches the guide's episode length the tasks of that key start from the beginning
-(no guided prefix). Pure bookkeeping, no torch: the trainer asks :meth:`starts` before each
+(no guided prefix). Two ways to move faster where episodes are few (the whole train suite
+holds ~2 multi-app groups an update): ``step`` moves the point by that fraction of the key's
+longest guide episode (at least one step) instead of one step, and :func:`shared_key` makes
+every task one key, so all templates share one "steps before the end" and every multi-app
+episode counts toward its moves. Pure bookkeeping, no torch: the trainer asks :meth:`starts` before each
 update's rollouts and reports their outcomes with :meth:`observe`.
 """
 from __future__ import annotations
@@ -20,12 +24,17 @@ from __future__ import annotations
 from collections import deque
 from typing import Callable, Iterable
 
-__all__ = ["HandoverSchedule", "task_key"]
+__all__ = ["HandoverSchedule", "shared_key", "task_key"]
 
 
 def task_key(task) -> str:
     """The curriculum's key of a task: its template where it has one, else one shared key."""
     return str(getattr(task, "template", None) or "all")
+
+
+def shared_key(task) -> str:
+    """One key for every task: the hand-over point is "steps before the end", shared by all templates."""
+    return "all"
 
 
 class HandoverSchedule:
@@ -37,17 +46,23 @@ class HandoverSchedule:
             it one step earlier; 0 (or None) keeps every key at ``start_k`` (a fixed hand-over).
         window: episodes at the current point the rate is measured over (the point moves
             only once that many have been seen there).
-        key: the key of a task (default :func:`task_key`).
+        key: the key of a task (default :func:`task_key`; :func:`shared_key`: one for all).
+        step: 0 moves the point one step; > 0 moves it ``max(1, round(step * longest))`` steps,
+            ``longest`` the key's longest guide episode seen (a move proportional to the length
+            of the episode), never past the beginning.
     """
 
     def __init__(self, start_k: int, threshold: float | None = 0.0, window: int = 16,
-                 key: Callable[[object], str] = task_key):
+                 key: Callable[[object], str] = task_key, step: float = 0.0):
         if start_k < 1:
             raise ValueError(f"start_k must be >= 1, got {start_k}")
         if window < 1:
             raise ValueError(f"window must be >= 1, got {window}")
         if threshold is not None and not 0.0 <= threshold <= 1.0:
             raise ValueError(f"threshold must be in [0, 1], got {threshold}")
+        if not 0.0 <= step <= 1.0:
+            raise ValueError(f"step must be in [0, 1], got {step}")
+        self.step = step
         self.start_k, self.threshold, self.window, self.key = start_k, threshold or 0.0, window, key
         self.k: dict[str, int] = {}
         """Key -> its current hand-over point (steps before the end)."""
@@ -81,7 +96,7 @@ class HandoverSchedule:
 
     def observe(self, outcomes: Iterable[tuple[str, bool]]) -> list[tuple[str, int, int]]:
         """Record (task id, success) of episodes started by the last :meth:`starts`; returns the
-        moves this made. Episodes of tasks it did not start, or started at a point their key
+        moves this made (key, from k, to k). Episodes of tasks it did not start, or started at a point their key
         has since left, are ignored."""
         moved = []
         for tid, ok in outcomes:
@@ -96,11 +111,13 @@ class HandoverSchedule:
         if self.threshold > 0:
             for key, d in self.recent.items():
                 k = self.k.get(key, self.start_k)
-                if len(d) >= self.window and sum(d) / len(d) >= self.threshold and k < self.longest.get(key, 0):
-                    self.k[key] = k + 1
+                longest = self.longest.get(key, 0)
+                if len(d) >= self.window and sum(d) / len(d) >= self.threshold and k < longest:
+                    to = min(longest, k + (max(1, round(self.step * longest)) if self.step > 0 else 1))
+                    self.k[key] = to
                     d.clear()
-                    self.moves.append((key, k, k + 1))
-                    moved.append((key, k, k + 1))
+                    self.moves.append((key, k, to))
+                    moved.append((key, k, to))
         return moved
 
     def summary(self) -> dict[str, int]:

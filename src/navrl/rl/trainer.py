@@ -37,7 +37,7 @@ from navrl.rl.callbacks import Callback, FitResult
 from navrl.rl.config import ConfigError, TrainConfig
 from navrl.rl.credit import NAME as _ANCHORED  # noqa: F401  (registers the gigpo_anchored estimator)
 from navrl.rl.critic import CriticAdapter
-from navrl.rl.curriculum import HandoverSchedule
+from navrl.rl.curriculum import HandoverSchedule, shared_key, task_key
 from navrl.rl.losses import LossInputs, critic_loss, sample_stats
 from navrl.rl.metrics import MetricsLogger
 from navrl.rl.replay import PoolReplay
@@ -126,8 +126,9 @@ class Trainer:
             self.guided = GuidedPlanner(policy, guide or ExpertPlanner())
             self.guide_length = guide_length or (lambda task: task.expert_length())
         ex = cfg.exploration
-        self.curriculum = HandoverSchedule(ex.handover_k, ex.curriculum_threshold, ex.curriculum_window) \
-            if ex.handover_k > 0 else None
+        self.curriculum = HandoverSchedule(ex.handover_k, ex.curriculum_threshold, ex.curriculum_window,
+                                           key=shared_key if ex.curriculum_shared else task_key,
+                                           step=ex.curriculum_step) if ex.handover_k > 0 else None
         """Where guided rollouts start (exploration.handover_k, moved earlier by the reverse curriculum)."""
         self._collect_stats: dict = {}
         self.runner = EpisodeRunner(self.guided or policy, self.grounder, *self.judges[:3], rewards=self.rewards,
