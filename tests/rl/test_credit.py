@@ -31,3 +31,15 @@ def test_a_lone_step_takes_the_episode_advantage():
     a = compute_advantages(NAME, inp).advantages
     ep = compute_advantages("grpo", inp).advantages
     assert torch.allclose(a[:, 1], ep[:, 1]) and a[0, 1] > 0 > a[1, 1]
+
+
+def test_a_config_names_gigpo_anchored_before_the_trainer_is_imported():
+    """`navrl train --set advantage.estimator=gigpo_anchored` validates the preset before it
+    imports the trainer (which used to be what registered the estimator): a fresh interpreter."""
+    import subprocess
+    import sys
+    code = ("from navrl.rl.presets import get_preset; "
+            "print(get_preset('demo', {'advantage.estimator': 'gigpo_anchored'}).train.advantage.estimator)")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "gigpo_anchored"
