@@ -131,3 +131,19 @@ def test_trainer_hands_over_k_steps_before_the_end_for_every_multi_app_group(tmp
     # an untrained planner fails from 2 steps before the end: the point stays
     assert all(k == 2 for k in st.metrics["curriculum/handover_k"].values())
     assert tr.checkpoint_state()["curriculum"]["k"] == st.metrics["curriculum/handover_k"]
+
+
+def test_trainer_shares_the_curriculum_across_templates_when_asked(tmp_path):
+    from navrl.agent.planner import ExpertPlanner
+    from navrl.agent.policy.pointer import PointerConfig, PointerPlanner, phone_world_vocabulary
+    from navrl.rl.curriculum import shared_key
+    from navrl.rl.presets import get_preset
+    from navrl.rl.trainer import Trainer
+    from navrl.worlds.phone.expert import expert_length
+    pol = PointerPlanner(phone_world_vocabulary(n_tasks=40), PointerConfig(d_model=32, n_layers=1, n_heads=2, d_ff=64))
+    cfg = get_preset("demo", {"rollout.tasks_per_update": 2, "rollout.rollouts_per_task": 2, "rollout.max_steps": 4,
+                              "data.task_pool": 0, "policy.sft_coef": 0.0, "run.torch_threads": 1,
+                              "exploration.handover_k": 1, "exploration.curriculum_threshold": 0.5,
+                              "exploration.curriculum_shared": True, "exploration.curriculum_step": 0.25}).train
+    tr = Trainer(pol, cfg, tmp_path / "run", log=False, guide=ExpertPlanner(), guide_length=expert_length)
+    assert tr.curriculum.key is shared_key and tr.curriculum.step == 0.25
