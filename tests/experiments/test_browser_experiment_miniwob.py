@@ -39,19 +39,16 @@ def test_quick_miniwob_experiment_writes_a_paired_table(tmp_path, capsys):
         assert [u["update"] for u in ups if u["kind"] == "update"] == [1]
 
 
-def test_config_errors_are_one_line(tmp_path):
+@pytest.mark.parametrize("yaml_text, says", [
+    ("tasks: [click-test]\nmethods: [bc, magic]\n", "unknown method 'magic'"),
+    ("tasks: [no-such-page]\n", "no-such-page"),
+    ("tasks: [click-test]\nphone: nokia\n", "phone 'nokia'"),
+    ("tasks: [click-test]\ntrain: {no_such_field: 1}\n", "train"),
+])
+def test_config_errors_are_one_line(tmp_path, yaml_text, says):
     p = tmp_path / "c.yaml"
-    p.write_text("tasks: [click-test]\nmethods: [bc, magic]\n")
-    with pytest.raises(ConfigError, match="unknown method 'magic'"):
-        MiniWoBConfig.load(p)
-    p.write_text("tasks: [no-such-page]\n")
-    with pytest.raises(ConfigError, match="no-such-page"):
-        MiniWoBConfig.load(p)
-    p.write_text("tasks: [click-test]\nphone: nokia\n")
-    with pytest.raises(ConfigError, match="phone 'nokia'"):
-        MiniWoBConfig.load(p)
-    p.write_text("tasks: [click-test]\ntrain: {no_such_field: 1}\n")
-    with pytest.raises(ConfigError, match="train"):
+    p.write_text(yaml_text)
+    with pytest.raises(ConfigError, match=says):
         MiniWoBConfig.load(p)
 
 

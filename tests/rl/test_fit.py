@@ -17,15 +17,9 @@ from navrl.errors import Outage
 from navrl.experiments.pipeline import build_tiny_policy, load_policy
 from navrl.rl.callbacks import (Callback, CheckpointCallback, EvalCallback, FitResult, ProgressCallback,
                                 StopOnSuccess)
-from navrl.rl.presets import get_preset
 from navrl.rl.trainer import Trainer, UpdateStats
 
 torch.set_num_threads(1)
-
-
-@pytest.fixture(scope="module")
-def quick():
-    return get_preset("quick")
 
 
 @pytest.fixture(scope="module")

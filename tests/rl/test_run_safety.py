@@ -11,23 +11,15 @@ import torch
 
 import navrl.rl.trainer as trainer_mod
 from navrl.errors import Outage
-from navrl.experiments.pipeline import load_policy, run_sft
-from navrl.rl.presets import get_preset
+from navrl.experiments.pipeline import load_policy
 from navrl.rl.trainer import Trainer
 
 torch.set_num_threads(1)
 
 
 @pytest.fixture(scope="module")
-def quick():
-    return get_preset("quick")
-
-
-@pytest.fixture(scope="module")
-def sft_path(quick, tmp_path_factory):
-    out = tmp_path_factory.mktemp("sft")
-    run_sft(quick, out)
-    return out / "sft.pt"
+def sft_path(quick_sft):
+    return quick_sft[0]
 
 
 def _params(policy) -> list[torch.Tensor]:

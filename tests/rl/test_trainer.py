@@ -8,24 +8,16 @@ import sys
 import pytest
 import torch
 
-from navrl.experiments.pipeline import build_tiny_policy, load_policy, run_sft, save_policy
-from navrl.rl.presets import get_preset
-from navrl.rl.sft import collect_demonstrations, heldout_loss, train_sft
+from navrl.experiments.pipeline import build_tiny_policy, load_policy
+from navrl.rl.sft import collect_demonstrations, heldout_loss
 from navrl.rl.trainer import Trainer
 
 torch.set_num_threads(1)
 
 
 @pytest.fixture(scope="module")
-def quick():
-    return get_preset("quick")
-
-
-@pytest.fixture(scope="module")
-def sft_policy(quick, tmp_path_factory):
-    out = tmp_path_factory.mktemp("sft")
-    policy, res = run_sft(quick, out)
-    return out / "sft.pt", res
+def sft_policy(quick_sft):
+    return quick_sft
 
 
 def _params(policy) -> list[torch.Tensor]:
