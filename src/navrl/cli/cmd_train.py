@@ -75,7 +75,7 @@ def load_plugins(items: list[str]) -> None:
 def parse_overrides(items: list[str]) -> dict:
     """``--set SECTION.FIELD=VALUE`` items as dotted name -> value (JSON, else the string).
     A flat name of an earlier version is refused with the message naming its new one."""
-    from navrl.rl.config import ConfigError, TrainConfig
+    from navrl.rl.config import ConfigError, TrainConfig, UnknownField
     out = {}
     for it in items:
         k, eq, v = it.partition("=")
@@ -83,10 +83,10 @@ def parse_overrides(items: list[str]) -> dict:
             raise CLIError(f"bad --set {it!r}: use SECTION.FIELD=VALUE with a TrainConfig field")
         try:
             TrainConfig.check_name(k)
-        except ConfigError as e:
-            if str(e).startswith("unknown TrainConfig field"):   # no such name: the closest and every valid one
-                raise unknown_field(k, TrainConfig)
-            raise CLIError(f"bad --set {it!r}: {e}") from None   # an old flat name: the message names the new one
+        except UnknownField:        # no such name: the closest and every valid one
+            raise unknown_field(k, TrainConfig) from None
+        except ConfigError as e:    # an old flat name: the message names the new one
+            raise CLIError(f"bad --set {it!r}: {e}") from None
         try:
             out[k] = json.loads(v)
         except json.JSONDecodeError:

@@ -53,6 +53,10 @@ class ConfigError(ValueError):
     """A configuration value is invalid (out of range, wrong kind, unsupported)."""
 
 
+class UnknownField(ConfigError):
+    """A name that is no TrainConfig field, in any version (not an earlier flat name)."""
+
+
 @dataclass
 class RolloutConfig:
     """``rollout``: how many rollouts each update collects, how long they run, how they are
@@ -378,7 +382,7 @@ class TrainConfig:
             raise ConfigError(f"no TrainConfig field {name!r}: {leaf!r} is {_PATHS[leaf]!r}")
         if cls is not None and not dot:
             raise ConfigError(f"{name!r} is a TrainConfig section; name one of its fields ({name}.FIELD)")
-        raise ConfigError(f"unknown TrainConfig field {name!r}; fields are SECTION.FIELD, sections "
+        raise UnknownField(f"unknown TrainConfig field {name!r}; fields are SECTION.FIELD, sections "
                           f"{', '.join(SECTIONS)} (TrainConfig.field_docs() lists them)")
 
     def get(self, name: str) -> Any:
