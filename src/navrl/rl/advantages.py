@@ -34,6 +34,9 @@ from torch import Tensor
 from navrl.rl.estimators import AdvantageEstimator
 
 __all__ = [
+    "GIGPO_ANCHORED",
+    "anchored_step_advantages",
+    "gigpo_anchored_estimator",
     "AdvantageEstimator",
     "AdvantageInputs",
     "AdvantageOutputs",
@@ -600,3 +603,51 @@ def gigpo_estimator(inputs: AdvantageInputs) -> AdvantageOutputs:
     adv = adv_ep.to(G.dtype) + float(inputs.gigpo_step_weight) * adv_step
     zero = torch.zeros((), dtype=G.dtype, device=G.device)
     return AdvantageOutputs(advantages=torch.where(mask, adv, zero), returns=G)
+
+
+# ---------------------------------------------------------------- anchored credit (issue 26)
+# GiGPO's A = A_episode + w * A_step gives every step of an episode the episode's group-relative
+# advantage: when one early decision fails most episodes of a group, the correct decisions after
+# it (``Tap "Send"``, ``Complete``) share the failed episodes' negative advantage and RL unlearns
+# the end of the task (docs/results/exploration.md: without PPO-ptx the last step falls from
+# 38/48 to 21/48). ``gigpo_anchored`` credits a step whose state (task group, state key) other
+# sibling steps share by that anchor group's comparison only, (G - mean) / (std + 1e-6), 0 when
+# they all fared alike whatever the episode's fate; a step alone in its state keeps the episode
+# advantage.
+GIGPO_ANCHORED = "gigpo_anchored"
+"""Registry name of the anchored-credit estimator (not one of :class:`AdvantageEstimator`'s built-ins)."""
+
+
+@torch.no_grad()
+def anchored_step_advantages(returns: Tensor, state_keys: Tensor, group_ids: Tensor,
+                             step_mask: Tensor) -> tuple[Tensor, Tensor]:
+    """(A [B, T], anchored [B, T] bool): the normalised anchor-group advantage of every step whose
+    anchor group has more than one member, and which steps have one."""
+    mask = step_mask.bool() & (state_keys >= 0)
+    out = torch.zeros(returns.shape, dtype=returns.dtype)
+    anchored = torch.zeros(returns.shape, dtype=torch.bool)
+    if not bool(mask.any()):
+        return out, anchored
+    b, t = mask.nonzero(as_tuple=True)
+    g = returns[b, t]
+    key = torch.stack([group_ids[b].long(), state_keys[b, t].long()], dim=1)
+    _, anchor = torch.unique(key, dim=0, return_inverse=True)
+    count, mean, std = _segment_mean_std(g, anchor, int(anchor.max()) + 1)
+    multi = count[anchor] > 1
+    out[b, t] = torch.where(multi, (g - mean[anchor]) / (std[anchor] + 1e-6), torch.zeros_like(g))
+    anchored[b, t] = multi
+    return out, anchored
+
+
+@register_estimator(GIGPO_ANCHORED, needs_state_hashes=True, min_rollouts_per_task=2)
+@torch.no_grad()
+def gigpo_anchored_estimator(inputs: AdvantageInputs) -> AdvantageOutputs:
+    """A = the anchor group's normalised comparison where a step has one, else the episode's
+    group-relative advantage."""
+    if inputs.state_keys is None:
+        raise ValueError(f"advantage estimator {GIGPO_ANCHORED!r} needs inputs.state_keys")
+    adv_ep, mask = _episode_advantage(inputs)
+    G = discounted_returns(inputs.step_rewards, inputs.terminal_rewards, mask, inputs.gamma)
+    a_step, anchored = anchored_step_advantages(G, inputs.state_keys, inputs.group_ids, mask)
+    adv = torch.where(anchored, a_step, adv_ep.to(G.dtype))
+    return AdvantageOutputs(advantages=torch.where(mask, adv, torch.zeros((), dtype=G.dtype)), returns=G)

@@ -431,7 +431,6 @@ class TrainConfig:
             ConfigError: no estimator is registered under that name.
         """
         # the registry lives with the estimator functions (torch): imported on first use only
-        import navrl.rl.credit  # noqa: F401  (registers gigpo_anchored: a config may name it before the trainer is imported)
         from navrl.rl.advantages import UnknownEstimatorError, estimator_spec, registered_estimators
 
         try:

@@ -35,7 +35,6 @@ from navrl.rl.batch import Batch, Minibatch, Sample, length_chunks, minibatches
 from navrl.rl.diagnostics import factor_entropy, success_by_family, zero_advantage_share, zero_variance_groups
 from navrl.rl.callbacks import Callback, FitResult
 from navrl.rl.config import ConfigError, TrainConfig
-from navrl.rl.credit import NAME as _ANCHORED  # noqa: F401  (registers the gigpo_anchored estimator)
 from navrl.rl.critic import CriticAdapter
 from navrl.rl.curriculum import HandoverSchedule, shared_key, task_key
 from navrl.rl.losses import LossInputs, critic_loss, sample_stats

@@ -1,11 +1,11 @@
-"""gigpo_anchored (navrl.rl.credit): a step shared by siblings is credited by its anchor group
+"""gigpo_anchored (navrl.rl.advantages): a step shared by siblings is credited by its anchor group
 only (0 when they fared alike, even in failed episodes); a lone step takes the episode advantage."""
 from __future__ import annotations
 
 import torch
 
 from navrl.rl.advantages import AdvantageInputs, compute_advantages
-from navrl.rl.credit import NAME
+from navrl.rl.advantages import GIGPO_ANCHORED as NAME
 
 
 def test_a_correct_end_step_after_a_shared_wrong_choice_is_not_blamed():
