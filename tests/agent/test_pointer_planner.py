@@ -293,7 +293,7 @@ def test_episode_memory_makes_text_from_the_previous_app_typable(vocab):
     assert not any(c.text == "Back" and c.src == 1 for c in e.cands)
 
 
-def test_runner_gives_the_previous_apps_last_screen_as_memory():
+def test_runner_gives_the_previous_apps_last_screens_as_memory():
     from navrl.rollout.episode import Episode
     from navrl.worlds.phone.task import make_task as mk
 
@@ -310,6 +310,12 @@ def test_runner_gives_the_previous_apps_last_screen_as_memory():
     ep.obs = obs("Messages", "New Message")
     ep.look()
     assert ep.seen_texts() == ("Nina Petrova", "nina.p@example.org")
+    assert ep.used_apps() == ("Contacts",)
+    # a third app: both earlier apps' last screens, the most recent first
+    ep.obs = obs("Bank", "Checking")
+    ep.look()
+    assert ep.seen_texts() == ("New Message", "Nina Petrova", "nina.p@example.org")
+    assert ep.used_apps() == ("Contacts", "Messages")
 
 
 @pytest.mark.parametrize("text,whole,never", [

@@ -22,7 +22,8 @@ class PlannerContext:
     remaining: str = ""                                             # the remaining plan written last step
     answers: list[tuple[str, str]] = field(default_factory=list)    # (question, user answer)
     device: object | None = None   # the live device; only privileged planners (the expert) read it
-    seen: tuple[str, ...] = ()     # texts of the last screen of the app used before this one (episode memory)
+    seen: tuple[str, ...] = ()     # texts of the last screens of the apps used before this one (episode memory)
+    apps: tuple[str, ...] = ()     # apps used earlier in this episode, not the current one (oldest first)
 
 
 class Planner(abc.ABC):

@@ -271,6 +271,12 @@ class DataConfig:
     level replay (``navrl.rl.replay``): tasks whose sibling rollouts disagreed most (mean
     |advantage|) more often, rank-based with temperature T, 30% by staleness."""
 
+    multi_app_share: float = 0.0
+    """Share of each update's fresh task groups drawn from tasks that use more than one app
+    (``navrl.rl.sampling.draw_with_share``; the source's distribution within each kind). The
+    phone world's train suite holds 7 multi-app templates of 47, ~2.4 of 16 groups an update:
+    too few to learn tasks no demonstration showed. 0: the source's own mix."""
+
 
 @dataclass
 class RunConfig:
@@ -533,6 +539,8 @@ class TrainConfig:
             raise ConfigError(f"{P['self_imitation']} must be >= 0, got {v['self_imitation']}")
         if real("pool_replay") < 0.0:
             raise ConfigError(f"{P['pool_replay']} must be >= 0, got {v['pool_replay']}")
+        if not 0.0 <= real("multi_app_share") <= 1.0:
+            raise ConfigError(f"{P['multi_app_share']} must be in [0, 1], got {v['multi_app_share']}")
         if not 0.0 <= v["sft_augment"] <= 1.0:
             raise ConfigError(f"{P['sft_augment']} must be in [0, 1], got {v['sft_augment']}")
         for name in ("kl_coef", "entropy_coef", "sft_coef", "weight_decay", "gigpo_step_weight"):

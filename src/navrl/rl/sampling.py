@@ -13,7 +13,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
-__all__ = ["DynamicSampling", "informative_groups", "outcome_groups"]
+__all__ = ["DynamicSampling", "draw_with_share", "informative_groups", "is_multi_app", "outcome_groups"]
 
 
 def outcome_groups(trajs: Sequence) -> dict[int, list[bool]]:
@@ -66,3 +66,37 @@ class DynamicSampling:
                       "zero_variance_share": 1 - n_inf / n_groups if n_groups else None,
                       "success_all": sum(outcomes) / len(outcomes) if outcomes else None}
         return kept
+
+
+
+def is_multi_app(task) -> bool:
+    """A task that uses more than one app (the phone world's multi-app templates): the tasks
+    guided starts and ``data.multi_app_share`` act on."""
+    return len(getattr(task, "apps", ()) or ()) > 1
+
+
+def draw_with_share(sample: Callable[[int, object], list], k: int, rng, share: float,
+                    pred: Callable[[object], bool] = is_multi_app, max_rounds: int = 64) -> list:
+    """``k`` tasks from ``sample(n, rng)`` of which ``round(share * k)`` satisfy ``pred``
+    (stratified rejection sampling: the source's own distribution within each stratum).
+
+    A source that yields too few of a stratum within ``max_rounds`` draws of ``k`` fills the
+    rest from the other stratum (a source without multi-app tasks is drawn as it is);
+    ``share`` 0 is ``sample(k, rng)`` itself.
+    """
+    if share <= 0.0:
+        return sample(k, rng)
+    want_yes = min(k, round(share * k))
+    yes: list = []
+    no: list = []
+    for _ in range(max_rounds):
+        if len(yes) >= want_yes and len(no) >= k - want_yes:
+            break
+        for t in sample(k, rng):
+            (yes if pred(t) else no).append(t)
+    out = yes[:want_yes] + no[:k - want_yes]
+    rest = yes[want_yes:] + no[k - want_yes:]
+    out += rest[:k - len(out)]
+    rng.shuffle(out)
+    return out
+

@@ -40,7 +40,7 @@ from navrl.rl.curriculum import HandoverSchedule, shared_key, task_key
 from navrl.rl.losses import LossInputs, critic_loss, sample_stats
 from navrl.rl.metrics import MetricsLogger
 from navrl.rl.replay import PoolReplay
-from navrl.rl.sampling import DynamicSampling
+from navrl.rl.sampling import DynamicSampling, draw_with_share, is_multi_app
 from navrl.rl.self_imitation import positive_outputs
 from navrl.rl.sft import Demo, augment_batch, demo_loss
 from navrl.rollout.runner import EpisodeRunner, RunnerConfig
@@ -171,7 +171,8 @@ class Trainer:
         """Tasks of an extra dynamic-sampling round: fresh ones, or random ones of the fixed pool."""
         if self._pool is not None:
             return self.rng.sample(self._pool, min(self.cfg.rollout.tasks_per_update, len(self._pool)))
-        return self.tasks.sample(self.cfg.rollout.tasks_per_update, self.rng)
+        return draw_with_share(self.tasks.sample, self.cfg.rollout.tasks_per_update, self.rng,
+                               self.cfg.data.multi_app_share)
 
     def _collect_round(self, tasks: list, group_offset: int, progress=None) -> list:
         """Sibling rollouts of ``tasks`` (group ids from ``group_offset``), guided starts applied."""
@@ -197,12 +198,12 @@ class Trainer:
         if self.guided is None:
             return {}
         if self.curriculum is not None:
-            starts = self.curriculum.starts([t for t in tasks if len(getattr(t, "apps", ())) > 1], self.guide_length)
+            starts = self.curriculum.starts([t for t in tasks if is_multi_app(t)], self.guide_length)
             self.guided.reset(starts)
             return starts
         starts = {}
         for t in tasks:
-            if len(getattr(t, "apps", ())) > 1 and self.rng.random() < self.cfg.exploration.guided_start:
+            if is_multi_app(t) and self.rng.random() < self.cfg.exploration.guided_start:
                 n = self.guide_length(t)
                 if n >= 2:
                     starts[t.id] = self.rng.randint(1, n - 1)
@@ -213,7 +214,7 @@ class Trainer:
         """Fresh tasks from the source, or the next tasks_per_update of the fixed pool (cfg.data.task_pool)."""
         cfg = self.cfg
         if cfg.data.task_pool <= 0:
-            return self.tasks.sample(cfg.rollout.tasks_per_update, self.rng)
+            return draw_with_share(self.tasks.sample, cfg.rollout.tasks_per_update, self.rng, cfg.data.multi_app_share)
         if self._pool is None:
             self._pool = self.tasks.sample(cfg.data.task_pool, random.Random(cfg.run.seed + 1))
         if self.replay is not None:

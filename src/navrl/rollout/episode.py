@@ -52,16 +52,19 @@ class Episode:
                 self.apps.remove(app)
             self.apps.append(app)
 
-    def seen_texts(self, max_texts: int = 24) -> tuple[str, ...]:
-        """Episode memory: the texts of the last screen of the app used before the current one
-        (what a multi-app task carries over: a code, an amount, an address, a day)."""
-        current = self.obs.app if self.obs is not None else None
-        prev = next((a for a in reversed(self.apps) if a != current), None)
-        if prev is None:
-            return ()
+    def seen_texts(self, max_texts: int = 32) -> tuple[str, ...]:
+        """Episode memory: the texts of the last screen of each app used before the current one,
+        the most recent app first (what a multi-app task carries over: a code, an amount, an
+        address, a day; a third app's task may need what the first one showed)."""
         texts: list[str] = []
-        for n in self.last_screen[prev].nodes:
-            for t in (n.label, n.value):
-                if t and t[:80] not in texts:
-                    texts.append(t[:80])
+        for prev in reversed(self.used_apps()):
+            for n in self.last_screen[prev].nodes:
+                for t in (n.label, n.value):
+                    if t and t[:80] not in texts:
+                        texts.append(t[:80])
         return tuple(texts[:max_texts])
+
+    def used_apps(self) -> tuple[str, ...]:
+        """Apps used earlier in this episode, not the one on screen, in order of last use."""
+        current = self.obs.app if self.obs is not None else None
+        return tuple(a for a in self.apps if a != current)

@@ -224,7 +224,7 @@ class EpisodeRunner:
         for ep in ready:
             ep.look()
         ctxs = [PlannerContext(ep.task, ep.obs, list(ep.plans), ep.remaining, list(ep.memory.qa), ep.device,
-                               ep.seen_texts()) for ep in ready]
+                               ep.seen_texts(), ep.used_apps()) for ep in ready]
         if self.cfg.phash:
             self._read_screens([ep.obs for ep in ready if ep.obs is not None])
         t0 = time.perf_counter()

@@ -49,7 +49,7 @@ MAX_SPAN_CTX = 16     # pieces per goal/answer span
 MAX_SPAN_SCREEN = 8   # pieces per on-screen span
 N_PLACEHOLDERS = 128
 
-NODE_FEATS = 27
+NODE_FEATS = 28
 CTX_FEATS = 6
 GLOBAL_FEATS = 5
 CAND_FEATS = 16
@@ -109,6 +109,7 @@ class PromptParts:
     nodes: list
     seen: list
     nodes_json: str
+    apps: list = field(default_factory=list)
 
 
 _JSON = json.JSONEncoder(separators=(",", ":"))
@@ -122,13 +123,16 @@ def context_parts(ctx, max_hist: int = MAX_HIST) -> tuple[str, PromptParts]:
     hist = [step for _, step in ctx.history[-max_hist:]]
     answers = [[q, a] for q, a in ctx.answers]
     head = {"g": ctx.task.goal, "a": answers, "h": hist, "app": obs.app or "", "t": len(ctx.history)}
+    used = list(getattr(ctx, "apps", ()) or ())
+    if used:      # written only when there are some: a single-app prompt is unchanged
+        head["u"] = used
     seen = list(getattr(ctx, "seen", ()) or ())
     # json.dumps of the whole dict, its node list's JSON spliced in (dicts keep their order)
     s = _JSON.encode(head)[:-1] + ',"n":' + nj
     if seen:
         s += ',"m":' + _JSON.encode(seen)
     s += "}"
-    return s, PromptParts(head["g"], answers, hist, head["app"], head["t"], nodes, seen, nj)
+    return s, PromptParts(head["g"], answers, hist, head["app"], head["t"], nodes, seen, nj, used)
 
 
 def context_prompt(ctx, max_hist: int = MAX_HIST) -> str:
@@ -420,10 +424,11 @@ def encode(prompt: str, vocab: Vocab) -> Encoded:
         goal, answers, hist, nodes = str(d["g"]), d["a"], d["h"], d["n"]
         app, t = str(d.get("app", "")), int(d.get("t", 0))
         seen = d.get("m", ())
+        used = tuple(map(str, d.get("u", ())))
         nj = _nodes_text(prompt, d)
     except (ValueError, KeyError, TypeError) as e:
         raise PointerInputError(f"not a pointer-planner prompt ({type(e).__name__})") from None
-    return _encode(goal, answers, hist, app, t, nodes, seen, nj, vocab)
+    return _encode(goal, answers, hist, app, t, nodes, seen, nj, vocab, used)
 
 
 def _nodes_text(prompt: str, d: dict) -> str:
@@ -447,7 +452,7 @@ def _nodes_text(prompt: str, d: dict) -> str:
 def encode_parts(parts: PromptParts, vocab: Vocab) -> Encoded:
     """:func:`encode` of the prompt that :func:`context_parts` built with ``parts``."""
     return _encode(str(parts.goal), parts.answers, parts.hist, str(parts.app), int(parts.t), parts.nodes, parts.seen,
-                   parts.nodes_json, vocab)
+                   parts.nodes_json, vocab, tuple(map(str, parts.apps)))
 
 
 @dataclass
@@ -488,6 +493,12 @@ _NODE_BASE_FEATS = 14 + 9
 """Node features that depend on the node, goal and answers only: 14 flags and box values, 9 alignment
 (:func:`_node_row`); the history columns follow them."""
 _COL_IN_HIST, _COL_LAST = _NODE_BASE_FEATS, _NODE_BASE_FEATS + 1
+_COL_USED_APP = NODE_FEATS - 1
+"""The last node column: the node's label names an app used earlier in the episode (the home
+screen's icon of the first app of a multi-app task, once the planner has left it): what tells
+"open the next app" from "open the app the goal names first". Added last so that a planner saved
+with 27 node columns loads with a zero weight for it
+(:func:`navrl.agent.policy.pointer.planner.widen_node_inputs`)."""
 
 
 def _screen(goal: str, ans_texts: tuple, app: str, nodes: list, vocab: Vocab) -> _Screen:
@@ -556,7 +567,7 @@ def _screen(goal: str, ans_texts: tuple, app: str, nodes: list, vocab: Vocab) ->
         has_focus |= bool(focused)
         if lab_n:
             label_rows.setdefault(lab_n, []).append(i)
-        node_feats.append(f + (0.0, 0.0, min(i, 95) / 95.0, float(app_l == lab_n)))
+        node_feats.append(f + (0.0, 0.0, min(i, 95) / 95.0, float(app_l == lab_n), 0.0))
         match_ctx.extend((i, c) for c in cols)
         node_accept.append(acc)
         # on-screen text pieces and their candidate spans (answers are read off the screen)
@@ -609,7 +620,8 @@ def _node_row(role, label: str, value: str, enabled, focused, acts, b, goal: str
     return ROLE_ID.get(str(role), 0), label, value, lp, vp, norm(label), tuple(f), cols, acc
 
 
-def _encode(goal: str, answers, hist, app: str, t: int, nodes, seen, nodes_json: str, vocab: Vocab) -> Encoded:
+def _encode(goal: str, answers, hist, app: str, t: int, nodes, seen, nodes_json: str, vocab: Vocab,
+            used: tuple[str, ...] = ()) -> Encoded:
     # episode memory (texts of the previous app's last screen) joins the answers: facts the
     # episode has learnt that the goal does not state; only texts with an entity or a number
     ans_texts = tuple([str(a) for _, a in answers]) + (vocab.facts(tuple(seen)) if seen else ())
@@ -658,6 +670,12 @@ def _encode(goal: str, answers, hist, app: str, t: int, nodes, seen, nodes_json:
             last = sc.label_rows.get(hist_targets[-1]) if hist_targets[-1] else None
             if last is not None:
                 node_feats[last, _COL_LAST] = 1.0
+    # --- the nodes that name an app the episode used before this screen
+    if used:
+        rows = [i for a in used for i in sc.label_rows.get(norm(a), ())]
+        if rows:
+            node_feats = node_feats.copy() if node_feats is sc.node_feats else node_feats
+            node_feats[rows, _COL_USED_APP] = 1.0
     glob = np.array((min(t, 30) / 30.0, float(sc.has_focus), float(bool(answers)), float(not app),
                      min(sc.n_all, 96) / 96.0), np.float32)
     cb = sc.cands

@@ -506,7 +506,7 @@ class PointerNet(nn.Module):
         self.hist_pos = nn.Embedding(8, d)
         self.hist_in = nn.Linear(HIST_FEATS, d)
         self.role = nn.Embedding(len(ROLES), d)
-        self.node_in = nn.Linear(NODE_FEATS, d)
+        self.node_in = _appended_zero_columns(nn.Linear(NODE_FEATS_FIRST, d), NODE_FEATS)
         self.value_in = nn.Linear(d, d, bias=False)
         self.glob_in = nn.Linear(GLOBAL_FEATS, d)
         self.cls = nn.Parameter(torch.zeros(d))
@@ -646,3 +646,22 @@ class PointerNet(nn.Module):
         if n_frames < F_:
             f = f.masked_fill(torch.arange(F_)[None] >= n_frames, NEG)
         return cls.new_full((cls.shape[0], F_), NEG).index_put((st_t,), f)
+
+
+NODE_FEATS_FIRST = 27
+"""The node-input width the layer is initialised at; node columns appended since (the used-app
+column) start with zero weights, so a seed gives the same planner as before they were added
+(same random draws, the new inputs neutral until training finds a use for them)."""
+
+
+def _appended_zero_columns(layer: nn.Linear, width: int) -> nn.Linear:
+    """``layer`` widened to ``width`` inputs by zero weight columns at the end."""
+    if width == layer.in_features:
+        return layer
+    out = torch.nn.utils.skip_init(nn.Linear, width, layer.out_features)   # draws nothing from the RNG
+    with torch.no_grad():
+        out.weight.zero_()
+        out.weight[:, :layer.in_features] = layer.weight
+        out.bias.copy_(layer.bias)
+    return out
+
