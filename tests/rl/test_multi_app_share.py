@@ -76,3 +76,13 @@ def test_the_trainer_draws_the_share_from_the_phone_world(tmp_path):
     # without the share the train suite gives ~7 of 47 templates' worth
     tr.cfg = TrainConfig().override({"rollout.tasks_per_update": 16})
     assert sum(sum(map(is_multi_app, tr._next_tasks())) for _ in range(10)) < 60
+
+
+def test_a_task_pool_holds_the_share(tmp_path):
+    from navrl.agent.policy.pointer import PointerConfig, PointerPlanner
+    from navrl.rl.trainer import Trainer
+    p = PointerPlanner(["tap", "the"], PointerConfig(d_model=16, n_layers=1, n_heads=2, d_ff=16))
+    cfg = TrainConfig().override({"rollout.tasks_per_update": 8, "data.task_pool": 40, "data.multi_app_share": 0.25})
+    tr = Trainer(p, cfg, tmp_path, log=False)
+    tr._next_tasks()
+    assert len(tr._pool) == 40 and sum(map(is_multi_app, tr._pool)) == 10

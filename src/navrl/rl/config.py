@@ -272,7 +272,7 @@ class DataConfig:
     |advantage|) more often, rank-based with temperature T, 30% by staleness."""
 
     multi_app_share: float = 0.0
-    """Share of each update's fresh task groups drawn from tasks that use more than one app
+    """Share of each update's fresh task groups (or of the ``task_pool``) drawn from tasks that use more than one app
     (``navrl.rl.sampling.draw_with_share``; the source's distribution within each kind). The
     phone world's train suite holds 7 multi-app templates of 47, ~2.4 of 16 groups an update:
     too few to learn tasks no demonstration showed. 0: the source's own mix."""

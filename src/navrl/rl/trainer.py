@@ -216,7 +216,8 @@ class Trainer:
         if cfg.data.task_pool <= 0:
             return draw_with_share(self.tasks.sample, cfg.rollout.tasks_per_update, self.rng, cfg.data.multi_app_share)
         if self._pool is None:
-            self._pool = self.tasks.sample(cfg.data.task_pool, random.Random(cfg.run.seed + 1))
+            self._pool = draw_with_share(self.tasks.sample, cfg.data.task_pool, random.Random(cfg.run.seed + 1),
+                                         cfg.data.multi_app_share)
         if self.replay is not None:
             idx = self.replay.draw(cfg.rollout.tasks_per_update, self.update, self.rng)
             self._drawn = {self._pool[i].id: i for i in idx}
