@@ -404,19 +404,31 @@ def test_a_refused_command_keeps_a_folder_the_user_made_and_leaves_none_it_made(
 
 # ---------------------------------------------------------------- 5. Gymnasium
 FRESH = """
-import sys, gymnasium as gym
+import sys
+import gymnasium
 assert "navrl" not in sys.modules
-env = gym.make("navrl:navrl/PhoneWorld-v0", task="shop_checkout:3")
+env = gymnasium.make("navrl/PhoneWorld-v0", task="shop_checkout:3")
 obs, info = env.reset(seed=0)
-print(info["task_id"])
-print(gym.make("navrl/PhoneWorld-v0", task="shop_checkout:3", perturb=False).reset(seed=0)[1]["task_id"])
+print(sorted(obs), obs["screenshot"].shape, info["task_id"])
+assert not any(getattr(f, "navrl_gymnasium_hook", False) for f in sys.meta_path)  # fired once, gone
+loader = gymnasium.__spec__.loader                                                 # gymnasium's own
+assert gymnasium.__loader__ is loader and type(loader).__name__ != "_RegisteringLoader"
+import navrl                                       # registers again: silently, the id is there
+env = gymnasium.make("navrl:navrl/PhoneWorld-v0", task="shop_checkout:3", perturb=False)
+print(env.reset(seed=0)[1]["task_id"])
 """
 
 
-def test_gymnasium_make_in_a_fresh_interpreter_with_a_task_string():
+def test_gymnasium_make_in_a_fresh_interpreter_without_importing_navrl():
+    """The issue's command, as a user runs it: a new interpreter of this environment, gymnasium
+    imported, navrl not. Only the installed ``_navrl_gymnasium.pth`` can register the id there, so
+    this fails where navrl was installed before it existed (``pip install -e .`` again: setup.py)."""
     r = subprocess.run([sys.executable, "-c", FRESH], capture_output=True, text=True, timeout=120)
+    assert "NamespaceNotFound" not in r.stderr, f"_navrl_gymnasium.pth is not installed in {sys.prefix}: {r.stderr}"
     assert r.returncode == 0, r.stderr
-    assert r.stdout.split() == ["train:shop_checkout:ios:3"] * 2
+    assert r.stdout.splitlines() == ["['goal', 'screenshot', 'ui'] (640, 320, 3) train:shop_checkout:ios:3",
+                                     "train:shop_checkout:ios:3"]
+    assert "Overriding environment" not in r.stderr, r.stderr
 
 
 def test_gymnasium_entry_point_registers_the_env():
