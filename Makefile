@@ -12,7 +12,7 @@ setup: $(STAMP)
 # The CPU build of torch is installed explicitly first so that no CUDA build is pulled.
 # Debian's Chromium (browser device, MiniWoB++) is installed when missing and apt is usable
 # (as root on Debian: CI); elsewhere the browser tests say why they skip.
-$(STAMP): pyproject.toml setup.py
+$(STAMP): pyproject.toml setup.py src/_navrl_gymnasium.pth
 	@if { ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; } \
 		&& command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
 		echo "make setup: running as root on Debian without Chromium: apt-get install chromium chromium-driver (the browser device, MiniWoB++) first; as a user this step is skipped"; \

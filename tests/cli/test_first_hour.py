@@ -513,7 +513,8 @@ def test_make_setup_says_it_runs_apt_as_root_before_it_does(tmp_path):
     make = shutil.which("make")
     if make is None:
         pytest.skip("no make")
-    for f in ("Makefile", "pyproject.toml", "setup.py"):   # the Makefile and its set-up's prerequisites
+    for f in ("Makefile", "pyproject.toml", "setup.py", "src/_navrl_gymnasium.pth"):   # with the set-up's inputs
+        (tmp_path / f).parent.mkdir(exist_ok=True)
         shutil.copy(ROOT / f, tmp_path / f)
     stubs = tmp_path / "bin"
     stubs.mkdir()
