@@ -102,6 +102,8 @@ def test_curriculum_fields_are_checked():
         TrainConfig().override({"exploration.dynamic_sampling": -1}).validate()
     with pytest.raises(ConfigError):
         TrainConfig().override({"exploration.curriculum_step": 2.0}).validate()
+    with pytest.raises(ConfigError):
+        TrainConfig().override({"exploration.handover_share": 1.2}).validate()
 
 
 def test_trainer_hands_over_k_steps_before_the_end_for_every_multi_app_group(tmp_path):
@@ -147,3 +149,29 @@ def test_trainer_shares_the_curriculum_across_templates_when_asked(tmp_path):
                               "exploration.curriculum_shared": True, "exploration.curriculum_step": 0.25}).train
     tr = Trainer(pol, cfg, tmp_path / "run", log=False, guide=ExpertPlanner(), guide_length=expert_length)
     assert tr.curriculum.key is shared_key and tr.curriculum.step == 0.25
+
+
+def test_handover_share_starts_the_other_multi_app_groups_at_the_beginning(tmp_path):
+    """handover_share 0.5: about half the multi-app groups start after the guide's prefix, the
+    rest at the beginning; the curriculum counts only the groups it started."""
+    import random as _random
+
+    from navrl.rl.curriculum import HandoverSchedule
+    from navrl.rl.trainer import Trainer
+    from navrl.worlds.phone.expert import expert_length
+    from navrl.worlds.phone.task import make_task
+    from navrl.agent.policy.pointer import PointerConfig, PointerPlanner
+    pol = PointerPlanner(["tap"], PointerConfig(d_model=16, n_layers=1, n_heads=2, d_ff=16))
+    cfg = TrainConfig().override({"exploration.handover_k": 2, "exploration.handover_share": 0.5})
+    from navrl.agent.planner import ExpertPlanner
+    tr = Trainer(pol, cfg, tmp_path / "run", log=False, guide=ExpertPlanner(), guide_length=expert_length)
+    tasks = [make_task("multi_note_to_message", s) for s in range(200)] + [make_task("notes_read", 1)]
+    tr.rng = _random.Random(0)
+    starts = tr._guided_starts(tasks)
+    assert 70 <= len(starts) <= 130                      # ~half of 200, never the single-app task
+    assert all(v == expert_length(make_task("multi_note_to_message", int(k.split(":")[-1]))) - 2
+               for k, v in starts.items())
+    assert isinstance(tr.curriculum, HandoverSchedule) and set(tr.curriculum._issued) == set(starts)
+    # share 1 (the default): every multi-app group
+    tr.cfg = TrainConfig().override({"exploration.handover_k": 2})
+    assert len(tr._guided_starts(tasks)) == 200

@@ -222,6 +222,12 @@ class ExplorationConfig:
     for all siblings (``navrl.rl.curriculum``). Replaces ``guided_start``'s uniform k where
     both are on. 0 disables it."""
 
+    handover_share: float = 1.0
+    """Share of the multi-app task groups that ``handover_k`` (and its curriculum) starts after a
+    guided prefix; the others start at the beginning, so one run practises both ends of the
+    task: the end game from hand-overs, the first app from the start (the dense step rewards
+    carry the learner forward; without hand-overs the end it never reaches decays)."""
+
     curriculum_threshold: float = 0.0
     """Reverse curriculum of the hand-over point (Salimans & Chen 2018): per template, the
     point moves one step earlier once the success rate of the last ``curriculum_window``
@@ -539,6 +545,8 @@ class TrainConfig:
             raise ConfigError(f"{P['self_imitation']} must be >= 0, got {v['self_imitation']}")
         if real("pool_replay") < 0.0:
             raise ConfigError(f"{P['pool_replay']} must be >= 0, got {v['pool_replay']}")
+        if not 0.0 <= real("handover_share") <= 1.0:
+            raise ConfigError(f"{P['handover_share']} must be in [0, 1], got {v['handover_share']}")
         if not 0.0 <= real("multi_app_share") <= 1.0:
             raise ConfigError(f"{P['multi_app_share']} must be in [0, 1], got {v['multi_app_share']}")
         if not 0.0 <= v["sft_augment"] <= 1.0:

@@ -198,7 +198,10 @@ class Trainer:
         if self.guided is None:
             return {}
         if self.curriculum is not None:
-            starts = self.curriculum.starts([t for t in tasks if is_multi_app(t)], self.guide_length)
+            multi = [t for t in tasks if is_multi_app(t)]
+            if self.cfg.exploration.handover_share < 1.0:   # the others start at the beginning
+                multi = [t for t in multi if self.rng.random() < self.cfg.exploration.handover_share]
+            starts = self.curriculum.starts(multi, self.guide_length)
             self.guided.reset(starts)
             return starts
         starts = {}
