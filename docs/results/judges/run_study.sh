@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Issue #30's study: RL gain over SFT against step-judge error, and the cautionary reward
-# against the default under a lenient judge, on the `make demo` setting (preset demo, seed 0).
+# against the default under a lenient judge (and, as a control, the cautionary reward under the
+# exact judge), on the `make demo` setting (preset demo, seed 0).
 #
-#   D=/work/study_runs P=6 SEEDS="0 1" bash docs/results/judges/run_study.sh
+#   D=/work/judge_runs P=1 SEEDS="0 1" bash docs/results/judges/run_study.sh
 #   then: python docs/results/judges/analyze.py $D
 #
 # One SFT (shared by every arm), then one RL run per arm (same preset, same SFT checkpoint,
@@ -11,7 +12,7 @@
 # Arms run P at a time; a finished arm is skipped on rerun (its eval-android/results.json exists).
 set -u
 D=${D:-runs/judge-study}
-P=${P:-6}
+P=${P:-1}
 SEEDS=${SEEDS:-"0"}
 PY=${PY:-python}
 # every arm identical except judge / reward / seed. torch_threads=1: arms run side by side;
@@ -19,7 +20,15 @@ PY=${PY:-python}
 # checkpoint_every=2 keeps a checkpoint every 2 updates (an arm cut short is evaluated at a common update)
 COMMON=(--preset demo --init "$D/sft/sft.pt" --set run.torch_threads=1 --set run.eval_episodes=8 --set run.checkpoint_every=2)
 mkdir -p "$D/logs"
+# Every process on one torch thread (the study shares a 2-core machine): navrl train takes
+# run.torch_threads=1 (COMMON); navrl eval takes torch's default, here OMP_NUM_THREADS=1; navrl sft
+# sets the preset's torch_threads (2 for demo) and has no --set, so it runs with set_num_threads held at 1.
+export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 cli() { $PY -m navrl.cli "$@"; }
+cli_one_thread() {
+  $PY -c 'import sys, torch; torch.set_num_threads(1); torch.set_num_threads = lambda n: None
+from navrl.cli.main import main; sys.exit(main(sys.argv[1:]))' "$@"
+}
 
 evaluate() {  # evaluate POLICY OUTDIR
   for s in test-ios test-android; do
@@ -29,7 +38,7 @@ evaluate() {  # evaluate POLICY OUTDIR
 }
 
 if [ ! -f "$D/sft/sft.pt" ]; then
-  cli sft --preset demo --out "$D/sft" > "$D/logs/sft.log" 2>&1 || { echo "SFT failed"; exit 1; }
+  cli_one_thread sft --preset demo --out "$D/sft" > "$D/logs/sft.log" 2>&1 || { echo "SFT failed"; exit 1; }
 fi
 
 arm() {  # arm NAME SEED JUDGE [train args...]
@@ -53,6 +62,9 @@ for S in $SEEDS; do
   done
   jobs_list+=("lenient_default_s$S|$S|noisy:lenient=0.5,seed=$S|--reward default")
   jobs_list+=("lenient_cautionary_s$S|$S|noisy:lenient=0.5,seed=$S|--reward cautionary")
+  # the cautionary reward under the exact judge (e00's judge): separates the reward's own effect
+  # on episode length from the lenient judge's
+  jobs_list+=("exact_cautionary_s$S|$S|noisy:step_fp=0,step_fn=0,seed=$S|--reward cautionary")
 done
 
 for j in "${jobs_list[@]}"; do
