@@ -180,7 +180,7 @@ def test_a_resumed_run_reproduces_the_uninterrupted_ones_demonstrations(sft_pt, 
 def test_train_announces_its_final_evaluation_with_a_progress_bar(train_run):
     _, r = train_run
     assert re.search(r"^final evaluation of the trained planner \(greedy\): test-ios 4, test-android 4, "
-                     r"test-unseen 4 episodes \(12 in all; --set eval_episodes=N sizes it\)$", r.stdout, re.M), r.stdout
+                     r"test-unseen 4 episodes \(12 in all; --set run.eval_episodes=N sizes it\)$", r.stdout, re.M), r.stdout
     m = re.search(r"^final evaluation \(12 episodes; steps, at most\) .* (\d+)/(\d+)", r.stdout, re.M)
     assert m and m.group(1) == m.group(2), r.stdout
 

@@ -287,7 +287,7 @@ def final_evaluation(trainer) -> dict:
     plan = evaluation_plan(trainer)
     episodes = sum(n for _, n, _ in plan)
     print(f"final evaluation of the trained planner (greedy): {', '.join(f'{s} {n}' for s, n, _ in plan)} episodes "
-          f"({episodes} in all; --set eval_episodes=N sizes it)")
+          f"({episodes} in all; --set run.eval_episodes=N sizes it)")
     total = sum(k for _, _, k in plan)
     with bar(f"final evaluation ({episodes} episodes; steps, at most)", total, info=False) as adv:
         res = evaluate_trainer(trainer, progress=lambda k: adv(k), record_frames=_screens(trainer, plan))
