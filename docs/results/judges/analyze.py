@@ -3,7 +3,9 @@
     PYTHONPATH=src python docs/results/judges/analyze.py RUNS_DIR [OUT_DIR]
 
 Writes OUT_DIR/study.json (every number), OUT_DIR/tables.md (the tables pasted into
-docs/results/judges.md) and OUT_DIR/gain_vs_judge_error.png. OUT_DIR defaults to the folder of
+docs/results/judges.md: RL - SFT per error rate and seed, and their mean over seeds; RL(E) - RL(0);
+cautionary - default length and success under the lenient judge and, the control, under the
+exact judge; what the judges said during training) and OUT_DIR/gain_vs_judge_error.png. OUT_DIR defaults to the folder of
 this script. Arms not finished (no eval-android/results.json) are listed as missing."""
 from __future__ import annotations
 
@@ -51,11 +53,6 @@ def bootstrap(diffs: list[float], reps: int = 10000, seed: int = 0) -> tuple[flo
     return means[int(0.025 * reps)], means[int(0.975 * reps) - 1]
 
 
-def paired(a: dict, b: dict) -> list[float]:
-    ids = sorted(set(a) & set(b))
-    return [a[i] - b[i] for i in ids]
-
-
 def main() -> int:
     root = Path(sys.argv[1])
     out = Path(sys.argv[2]) if len(sys.argv) > 2 else Path(__file__).parent
@@ -65,7 +62,7 @@ def main() -> int:
         return 1
     study = {"sft": {s: {"success": r.success_rate, "successes": r.successes, "n": r.n,
                          "mean_length": r.mean_length} for s, r in sft.items()},
-             "noise": [], "lenient": {}, "missing": []}
+             "noise": [], "lenient": {}, "exact_reward": {}, "missing": []}
     arms = {}
     for run in sorted(p for p in root.iterdir() if p.is_dir() and p.name not in ("sft", "logs")):
         r = load(run)
@@ -110,55 +107,96 @@ def main() -> int:
             study.setdefault("noise_mean", []).append({"rate": e, "arms": per_seed, **{s: curve[s][e] for s in SUITES}})
     noise_table = "\n".join(lines)
 
-    # cautionary vs default reward under the lenient judge: mean episode length, paired by task
-    len_lines = ["| RL seed | suite | mean length: default | cautionary | SFT | cautionary - default (steps) | 95% t-interval | 95% bootstrap | success: default | cautionary | cautionary - default (points, paired 95% CI) |",
-                 "|---|---|---|---|---|---|---|---|---|---|---|"]
-    for sd in sorted({int(n.rsplit("_s", 1)[1]) for n in arms if n.startswith("lenient_")}):
-        dn, cn = f"lenient_default_s{sd}", f"lenient_cautionary_s{sd}"
-        if dn not in arms or cn not in arms:
-            continue
-        pooled = []
-        for s in SUITES + ("both",):
-            if s == "both":
-                diffs = pooled
-                dl = sum(arms[dn][x].mean_length * arms[dn][x].n for x in SUITES) / sum(arms[dn][x].n for x in SUITES)
-                cl = sum(arms[cn][x].mean_length * arms[cn][x].n for x in SUITES) / sum(arms[cn][x].n for x in SUITES)
-                sl = sum(sft[x].mean_length * sft[x].n for x in SUITES) / sum(sft[x].n for x in SUITES)
-                succ = ["", "", ""]
-            else:
-                diffs = paired(by_task(arms[cn][s], "length"), by_task(arms[dn][s], "length"))
-                pooled += diffs
-                dl, cl, sl = arms[dn][s].mean_length, arms[cn][s].mean_length, sft[s].mean_length
-                lo, hi, _ = paired_gain_interval(arms[cn][s], arms[dn][s])
-                ds, cs = arms[dn][s].success_rate, arms[cn][s].success_rate
-                succ = [f"{100 * ds:.1f}%", f"{100 * cs:.1f}%", f"{100 * (cs - ds):+.1f} ({100 * lo:+.1f} to {100 * hi:+.1f})"]
-            m, tlo, thi = t_interval(diffs)
-            blo, bhi = bootstrap(diffs)
-            study["lenient"][f"s{sd}/{s}"] = {"default_len": dl, "cautionary_len": cl, "sft_len": sl, "diff": m,
-                                              "t_ci": [tlo, thi], "boot_ci": [blo, bhi], "n": len(diffs),
-                                              "success": succ}
-            len_lines.append(f"| {sd} | {s} ({len(diffs)} tasks) | {dl:.2f} | {cl:.2f} | {sl:.2f} | **{m:+.2f}** | "
-                             f"{tlo:+.2f} to {thi:+.2f} | {blo:+.2f} to {bhi:+.2f} | " + " | ".join(succ) + " |")
+    # does the error rate itself matter? RL(E) - RL(0), paired by task, mean over the seeds
+    drop = ["| step_fp = step_fn | test-ios RL(E) - RL(0) (points, mean of seeds) | 95% CI (bootstrap) | test-android RL(E) - RL(0) | 95% CI (bootstrap) |",
+            "|---|---|---|---|---|"]
+    for e in RATES[1:]:
+        cells = []
+        for s in SUITES:
+            names = [(f"e{round(100 * e):02d}_s{sd}", f"e00_s{sd}") for sd in seeds]
+            names = [(a, b) for a, b in names if a in arms and b in arms]
+            if not names:
+                break
+            runs = [(by_task(arms[a][s], "success"), by_task(arms[b][s], "success")) for a, b in names]
+            ids = sorted(set.intersection(*(set(x) & set(y) for x, y in runs)))
+            diffs = [sum(x[i] - y[i] for x, y in runs) / len(runs) for i in ids]
+            m = 100 * sum(diffs) / len(diffs)
+            lo, hi = bootstrap(diffs)
+            cells += [f"{m:+.1f}", f"{100 * lo:+.1f} to {100 * hi:+.1f}"]
+            study.setdefault("vs_exact", {}).setdefault(s, {})[e] = [m, 100 * lo, 100 * hi, len(names)]
+        if cells:
+            drop.append(f"| {e:.1f} | " + " | ".join(cells) + " |")
+    drop_table = "\n".join(drop)
+
+    # cautionary vs default reward, paired by task: under the lenient judge (the question) and
+    # under the exact judge (the control: the reward's own effect)
+    len_lines = ["| judge | RL seed | suite | mean length: default | cautionary | SFT | cautionary - default (steps) | 95% t-interval | 95% bootstrap | success: default | cautionary | cautionary - default (points, 95% CI) |",
+                 "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for judge, cpre, dpre in (("lenient", "lenient_cautionary_s", "lenient_default_s"),
+                              ("exact", "exact_cautionary_s", "e00_s")):
+        sds = sorted(int(n.rsplit("_s", 1)[1]) for n in arms if n.startswith(cpre))
+        sds = [sd for sd in sds if f"{dpre}{sd}" in arms]
+        groups = [(str(sd), [sd]) for sd in sds] + ([("pooled", sds)] if len(sds) > 1 else [])
+        for label, group in groups:
+            for s in SUITES + ("both",):
+                suites = SUITES if s == "both" else (s,)
+                # per task (and suite): the mean over the group's seeds of cautionary - default
+                diffs, sdiffs = [], []
+                for x in suites:
+                    cl = [by_task(arms[f"{cpre}{sd}"][x], "length") for sd in group]
+                    dl = [by_task(arms[f"{dpre}{sd}"][x], "length") for sd in group]
+                    cs = [by_task(arms[f"{cpre}{sd}"][x], "success") for sd in group]
+                    ds = [by_task(arms[f"{dpre}{sd}"][x], "success") for sd in group]
+                    ids = sorted(set.intersection(*(set(m) for m in cl + dl)))
+                    diffs += [sum(c[i] - d[i] for c, d in zip(cl, dl)) / len(group) for i in ids]
+                    sdiffs += [sum(c[i] - d[i] for c, d in zip(cs, ds)) / len(group) for i in ids]
+
+                def avg(prefix, key, suites=suites, group=group):
+                    rs = [arms[f"{prefix}{sd}"][x] for sd in group for x in suites]
+                    return sum(getattr(r, key) * r.n for r in rs) / sum(r.n for r in rs)
+                dl_, cl_ = avg(dpre, "mean_length"), avg(cpre, "mean_length")
+                sl = sum(sft[x].mean_length * sft[x].n for x in suites) / sum(sft[x].n for x in suites)
+                ds_, cs_ = avg(dpre, "success_rate"), avg(cpre, "success_rate")
+                m, tlo, thi = t_interval(diffs)
+                blo, bhi = bootstrap(diffs)
+                sm = 100 * sum(sdiffs) / len(sdiffs)
+                if len(group) == 1 and s != "both":
+                    lo, hi, _ = paired_gain_interval(arms[f"{cpre}{group[0]}"][s], arms[f"{dpre}{group[0]}"][s])
+                    slo, shi, how = 100 * lo, 100 * hi, "paired"
+                else:
+                    slo, shi = (100 * v for v in bootstrap(sdiffs))
+                    how = "bootstrap"
+                study["lenient" if judge == "lenient" else "exact_reward"][f"{label}/{s}"] = {
+                    "default_len": dl_, "cautionary_len": cl_, "sft_len": sl, "diff": m, "t_ci": [tlo, thi],
+                    "boot_ci": [blo, bhi], "n": len(diffs), "default_success": ds_, "cautionary_success": cs_,
+                    "success_diff_points": [sm, slo, shi], "seeds": group}
+                len_lines.append(f"| {judge} | {label} | {s} ({len(diffs)} tasks) | {dl_:.2f} | {cl_:.2f} | {sl:.2f} | **{m:+.2f}** | "
+                                 f"{tlo:+.2f} to {thi:+.2f} | {blo:+.2f} to {bhi:+.2f} | {100 * ds_:.1f}% | {100 * cs_:.1f}% | "
+                                 f"{sm:+.1f} ({slo:+.1f} to {shi:+.1f}, {how}) |")
     len_table = "\n".join(len_lines)
 
     # the rollouts' own view (what the judges said during training): last 10 updates
-    train_lines = ["| arm | judged success, last 10 updates | rollout length, last 10 updates |", "|---|---|---|"]
+    train_lines = [("| arm | rollout success (exact terminal verdict), last 10 updates | rollout length, last 10 updates | "
+                    "step verdicts the judge called success, all updates |"), "|---|---|---|---|"]
     for name in sorted(arms):
         f = root / name / "metrics.jsonl"
         if not f.exists():
             continue
         ups = [json.loads(l) for l in f.open() if '"kind": "update"' in l]
-        ups = [u for u in ups if u.get("success") is not None][-10:]
+        ups = [u for u in ups if u.get("success") is not None]
+        said = sum(u["verdicts"].get("success", 0) for u in ups)
+        steps = sum(u["verdicts"].get(v, 0) for u in ups for v in ("success", "fail", "overcomplete"))
+        ups = ups[-10:]
         if ups:
             js = sum(u["success"] for u in ups) / len(ups)
             ln = sum(u["episode_length"] for u in ups) / len(ups)
-            train_lines.append(f"| {name} | {100 * js:.1f}% | {ln:.2f} |")
+            train_lines.append(f"| {name} | {100 * js:.1f}% | {ln:.2f} | {said}/{steps} ({100 * said / max(steps, 1):.1f}%) |")
     train_table = "\n".join(train_lines)
 
     (out / "study.json").write_text(json.dumps(study, indent=2) + "\n")
     (out / "tables.md").write_text(
         f"SFT: test-ios {sft['test-ios'].successes}/{sft['test-ios'].n}, test-android "
-        f"{sft['test-android'].successes}/{sft['test-android'].n}\n\n{noise_table}\n\n{len_table}\n\n{train_table}\n"
+        f"{sft['test-android'].successes}/{sft['test-android'].n}\n\n{noise_table}\n\n{drop_table}\n\n{len_table}\n\n{train_table}\n"
         f"\nmissing: {study['missing']}\n")
     print((out / "tables.md").read_text())
 
@@ -176,6 +214,8 @@ def main() -> int:
         if s in curve:
             es = sorted(curve[s])
             ax.plot(es, [curve[s][e][0] for e in es], "k--", lw=1.5, label="mean of seeds")
+            ax.fill_between(es, [curve[s][e][1] for e in es], [curve[s][e][2] for e in es], color="grey", alpha=0.2,
+                            label="mean of seeds: 95% CI (bootstrap)")
         ax.axhline(0, color="grey", lw=1)
         ax.set_title(f"{s}: RL - SFT (paired 95% CI)")
         ax.set_xlabel("step judge error rate (step_fp = step_fn)")
