@@ -161,7 +161,8 @@ def test_a_flat_config_saved_by_an_earlier_version_loads():
             "rollout_deadline_s": None, "max_masked_updates": 3, "guided_start": 0.0}
     assert set(flat) == set(_PATHS) - {"loss_terms", "diagnostics_samples", "handover_k", "curriculum_threshold",
                                        "curriculum_window", "explore_arg", "dynamic_sampling",
-                                       "curriculum_step", "curriculum_shared"}   # (these came later: defaults)
+                                       "curriculum_step", "curriculum_shared", "handover_share",
+                                       "multi_app_share"}   # (these came later: defaults)
     assert TrainConfig.from_saved(flat) == get_preset("demo").train
     assert migrate_saved(flat)["policy.clip_eps"] == 0.2
     with pytest.raises(ConfigError, match="'tasks_per_update' is now 'rollout.tasks_per_update'"):

@@ -66,6 +66,7 @@ def main(argv=None) -> int:
     ap.add_argument("--eval-ks", default="1,2,3,0")
     ap.add_argument("--eval-n", type=int, default=48)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--save-every", type=int, default=0, help="also save a checkpoint every this many updates")
     ap.add_argument("--plugin", default=None, help="module imported before training (mechanisms under test)")
     a = ap.parse_args(argv)
     import torch
@@ -109,13 +110,18 @@ def main(argv=None) -> int:
         for t in trajs:
             if t.valid:
                 per.setdefault(t.task["template"], []).append(bool(t.success))
+        unguided = [bool(t.success) for t in trajs if t.valid and not t.info.get("guided_steps")]
+        m = {**m, "start_success": sum(unguided) / len(unguided) if unguided else float("nan")}
         hist.append({"update": st.update, "per_template": {k: sum(v) / len(v) for k, v in per.items()},
+                     "start_success": m["start_success"],
                      **{k: v for k, v in m.items() if isinstance(v, (int, float, dict)) and k != "time"}})
-        keys = ("success", "guided_success", "dynamic/zero_variance_share", "dynamic/success_all", "policy/entropy",
+        keys = ("success", "guided_success", "start_success", "dynamic/zero_variance_share", "dynamic/success_all", "policy/entropy",
                 "policy/pg_loss", "policy/clip_fraction", "policy/self_imitation_loss")
         print(f"update {st.update:3d} " + " ".join(f"{k.split('/')[-1]} {m[k]:.3f}" for k in keys
                                                      if isinstance(m.get(k), (int, float))),
               m.get("curriculum/handover_k", ""), f"{time.perf_counter() - t0:.0f}s", flush=True)
+        if a.save_every and st.update % a.save_every == 0:
+            tr.save_checkpoint()
     tr.save_checkpoint()
     after = {"train": table(policy, ks, a.eval_n, 0), "val": table(policy, ks, a.eval_n, 1)}
     from navrl.eval.intervals import paired_counts, paired_difference_interval

@@ -622,7 +622,7 @@ def _node_row(role, label: str, value: str, enabled, focused, acts, b, goal: str
 
 def _encode(goal: str, answers, hist, app: str, t: int, nodes, seen, nodes_json: str, vocab: Vocab,
             used: tuple[str, ...] = ()) -> Encoded:
-    # episode memory (texts of the previous app's last screen) joins the answers: facts the
+    # episode memory (texts of the earlier apps' last screens) joins the answers: facts the
     # episode has learnt that the goal does not state; only texts with an entity or a number
     ans_texts = tuple([str(a) for _, a in answers]) + (vocab.facts(tuple(seen)) if seen else ())
     key = (nodes_json, app, goal, ans_texts)
