@@ -66,6 +66,8 @@ def main(argv=None) -> int:
     ap.add_argument("--eval-ks", default="1,2,3,0")
     ap.add_argument("--eval-n", type=int, default=48)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--resume", default=None, help="a checkpoint of an earlier reduce.py run with the same settings to continue "
+                    "(to --updates in all; the before-table is still the init's)")
     ap.add_argument("--save-every", type=int, default=0, help="also save a checkpoint every this many updates")
     ap.add_argument("--plugin", default=None, help="module imported before training (mechanisms under test)")
     a = ap.parse_args(argv)
@@ -101,7 +103,10 @@ def main(argv=None) -> int:
     tr = Trainer(policy, cfg, out, tasks=MultiAppTasks("train"), sft_demos=demos)
     t0 = time.perf_counter()
     hist: list = []
-    for u in range(cfg.run.num_updates):
+    if a.resume:
+        tr.load_checkpoint(a.resume)      # the policy, optimisers, RNGs and curriculum where that run stopped
+        print(f"resumed at update {tr.update} from {a.resume}", flush=True)
+    while tr.update < cfg.run.num_updates:
         t1 = time.perf_counter()
         trajs, jt = tr.collect()
         st = tr.learn(trajs, {"rollout": time.perf_counter() - t1, "judge": jt})
