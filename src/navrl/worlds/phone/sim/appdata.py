@@ -2,9 +2,11 @@
 
 An app's starting data depends only on (app, world seed, the perturbation's shuffle and
 filler rates, layout): :func:`seed_blob` draws it once (the same ``random`` draws a world
-always made) and keeps it pickled; a world's :class:`AppData` holds such blobs and unpickles
-an app's data the first time the world reads it (copy on first use), so building a world
-costs no ``random`` draws and copies only the apps its task touches.
+always made, from a ``random.Random`` of its own, so the order in which apps are drawn changes
+nothing) and keeps it pickled; a world's :class:`AppData` holds the apps' seed keys, draws an
+app's blob the first time the world reads that app (or pickles it, for an app outside the
+registry) and unpickles it then (copy on first use), so building a world costs no ``random``
+draws, even for a new seed, and draws and copies only the apps its task touches.
 
 An :class:`AppData` pickles (world snapshots) with the untouched apps as their seed keys,
 not their data; unpickling looks the blobs up again (or draws them, in a fresh process).
@@ -19,7 +21,7 @@ from typing import Any, Iterator
 from navrl.worlds.phone.sim.app import App, Variation
 from navrl.lru import BoundedCache
 
-__all__ = ["AppData", "seed_blob"]
+__all__ = ["AppData", "seed_blob", "seed_key"]
 
 _BLOBS: BoundedCache[tuple, bytes] = BoundedCache(20_000)
 _INTERN: BoundedCache[bytes, bytes] = BoundedCache(20_000)   # equal blobs of different seeds share memory
@@ -35,9 +37,14 @@ def _draw(app: App, seed: int, shuffle: float, filler: float, layout: str) -> by
     return _INTERN.get(blob) or _INTERN.put(blob, blob)
 
 
+def seed_key(app: App, seed: int, shuffle: float, filler: float, layout: str) -> tuple:
+    """The key of ``app``'s starting data in a world of ``seed`` (nothing drawn)."""
+    return (type(app), app.name, seed, shuffle, filler, layout)
+
+
 def seed_blob(app: App, seed: int, shuffle: float, filler: float, layout: str) -> tuple[tuple, bytes]:
     """(key, pickled starting data) of ``app`` in a world of ``seed``; drawn once per key."""
-    key = (type(app), app.name, seed, shuffle, filler, layout)
+    key = seed_key(app, seed, shuffle, filler, layout)
     blob = _BLOBS.get(key)
     if blob is None:
         blob = _BLOBS.put(key, _draw(app, seed, shuffle, filler, layout))
@@ -45,21 +52,24 @@ def seed_blob(app: App, seed: int, shuffle: float, filler: float, layout: str) -
 
 
 class _Seed:
-    """An app's data not read yet in this world: its seed key and pickled data (``blob``
-    None: not looked up yet — a restored world finds or draws it on first read)."""
+    """An app's data not read yet in this world: its seed key, the app (None in a restored
+    world: the key's class makes one) and its pickled data (``blob`` None: not drawn or looked
+    up yet — that happens on first read)."""
 
-    __slots__ = ("key", "blob")
+    __slots__ = ("key", "blob", "app")
 
-    def __init__(self, key: tuple | None, blob: bytes | None):
-        self.key, self.blob = key, blob
+    def __init__(self, key: tuple | None, blob: bytes | None, app: App | None = None):
+        self.key, self.blob, self.app = key, blob, app
 
-
-def _blob_for(key: tuple) -> bytes:
-    blob = _BLOBS.get(key)
-    if blob is None:
-        cls, name, seed, shuffle, filler, layout = key
-        _, blob = seed_blob(cls(), seed, shuffle, filler, layout)
-    return blob
+    def get_blob(self) -> bytes:
+        if self.blob is None:
+            key = self.key
+            blob = _BLOBS.get(key)     # type: ignore[arg-type]
+            if blob is None:
+                cls, name, seed, shuffle, filler, layout = key   # type: ignore[misc]
+                _, blob = seed_blob(self.app if self.app is not None else cls(), seed, shuffle, filler, layout)
+            self.blob = blob
+        return self.blob
 
 
 def _rebuild(items: tuple) -> "AppData":
@@ -75,13 +85,14 @@ class AppData(MutableMapping):
 
     __slots__ = ("_d",)
 
-    def __init__(self, seeds: dict[str, tuple[tuple, bytes]] | None = None):
-        self._d: dict[str, Any] = {k: _Seed(key, blob) for k, (key, blob) in (seeds or {}).items()}
+    def __init__(self, seeds: dict[str, tuple[tuple, App]] | None = None):
+        """``seeds``: app name -> (its :func:`seed_key`, the app); drawn on first read."""
+        self._d: dict[str, Any] = {k: _Seed(key, None, app) for k, (key, app) in (seeds or {}).items()}
 
     def __getitem__(self, name: str) -> dict:
         v = self._d[name]
         if type(v) is _Seed:
-            v = self._d[name] = pickle.loads(v.blob if v.blob is not None else _blob_for(v.key))  # type: ignore[arg-type]
+            v = self._d[name] = pickle.loads(v.get_blob())
         return v
 
     def __setitem__(self, name: str, value: dict) -> None:
@@ -107,7 +118,7 @@ class AppData(MutableMapping):
             elif v.blob is None or v.key is not None and v.key[0].__module__.startswith("navrl.worlds.phone.sim.apps."):
                 items.append((name, "k", v.key))      # a registered app: its key re-finds the data
             else:
-                items.append((name, "b", v.blob))
+                items.append((name, "b", v.get_blob()))
         return _rebuild, (tuple(items),)
 
     def __repr__(self) -> str:

@@ -12,7 +12,7 @@ from PIL import Image
 from navrl.actions import Action, ActionKind
 from navrl.device.base import ActResult, Device, DeviceError, Health
 from navrl.worlds.phone.sim.app import App, Ctx
-from navrl.worlds.phone.sim.appdata import AppData, seed_blob
+from navrl.worlds.phone.sim.appdata import AppData, seed_key
 from navrl.worlds.phone.sim.config import FaultConfig, PerturbConfig
 from navrl.worlds.phone.sim.launcher import LAUNCHER_NS, launcher_view
 from navrl.worlds.phone.sim.layout import ChromeHooks, layout
@@ -198,10 +198,11 @@ class PhoneWorld(Device):
         if layout not in ("default", "alt"):
             raise ValueError(f"unknown layout {layout!r}; choose 'default' or 'alt'")
         p = self.perturb
-        # each app's starting data is drawn once per (app, seed, perturbation, layout) and
-        # copied into a world when it first reads it (navrl.worlds.phone.sim.appdata)
-        data = AppData({name: seed_blob(self.apps[name], seed, p.shuffle, p.filler, layout)
-                        for name in sorted(self.apps)})
+        # each app's starting data is drawn once per (app, seed, perturbation, layout), when a
+        # world first reads it, and copied into the world then (navrl.worlds.phone.sim.appdata)
+        apps_ = self.apps
+        data = AppData({name: (seed_key(apps_[name], seed, p.shuffle, p.filler, layout), apps_[name])
+                        for name in sorted(apps_)})
         self.state = WorldState(skin=skin, layout=layout, seed=seed, installed=list(self.apps), data=data,
                                 rng=WorldRng(seed), profile=dict(profile or {}))
         if setup is not None:
