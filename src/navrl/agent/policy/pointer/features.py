@@ -13,7 +13,9 @@ ids" — and renders as the Step line of docs/design.md §3.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
+import operator
 import re
 import zlib
 from dataclasses import dataclass, field
@@ -24,6 +26,7 @@ import numpy as np
 from navrl.agent.policy.pointer.text import (Piece, STOPWORDS, alignment, boundary_features, content_keys, norm,
                                              pieces, span_text, spans, trigrams)
 from navrl.lru import BoundedCache
+from navrl.observation import UINode
 
 KINDS = ("tap", "long_press", "type", "swipe_up", "swipe_down", "swipe_left", "swipe_right", "home", "ask",
          "complete", "answer")
@@ -76,9 +79,11 @@ def _nodes_json(obs) -> tuple[str, list]:
     themselves and the screen size (a screen recurs across steps and sibling rollouts)."""
     W, H = obs.screen_size if obs.screen_size and obs.screen_size[0] else (1, 1)
     try:
-        key = (tuple(obs.nodes[:MAX_NODES]), W, H)
+        # the nodes' fields, read in C (hashing the nodes themselves calls the dataclass's
+        # __hash__ and, on a hit, __eq__ per node in Python: a tenth of a batch-16 decision)
+        key = (tuple(map(_NODE_FIELDS, obs.nodes[:MAX_NODES])), W, H)
         hit = _NODE_ROWS.get(key)
-    except TypeError:   # unhashable nodes: no memo
+    except (TypeError, AttributeError):   # unhashable nodes, or not UINodes: no memo
         key, hit = None, None
     if hit is not None:
         return hit
@@ -93,7 +98,10 @@ def _nodes_json(obs) -> tuple[str, list]:
 
 
 _NODE_ROWS: BoundedCache[tuple, tuple[str, list]] = BoundedCache(4096)
-"""Node rows and their JSON, keyed by (the observation's first MAX_NODES nodes, screen size)."""
+"""Node rows and their JSON, keyed by (the fields of the observation's first MAX_NODES nodes,
+screen size)."""
+_NODE_FIELDS = operator.attrgetter(*(f.name for f in dataclasses.fields(UINode)))
+"""A UINode's fields as a tuple: what its equality and hash compare."""
 
 
 @dataclass(frozen=True)

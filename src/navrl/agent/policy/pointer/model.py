@@ -383,8 +383,9 @@ class _Layer(nn.Module):
         for g in pk.groups:
             Bg, T = len(g.states), g.T
             q = g_all[g.off:g.off + Bg * T].view(Bg, T, 3, h, dh).permute(2, 0, 3, 1, 4).reshape(3, Bg * h, T, dh)
-            s = torch.baddbmm(g.pad_rows(h), q[0], q[1].transpose(1, 2), alpha=1 / math.sqrt(dh))
-            a = torch.bmm(torch.softmax(g.bias(w, s), -1), q[2])
+            qq, kk, vv = q.unbind(0)
+            s = torch.baddbmm(g.pad_rows(h), qq, kk.transpose(1, 2), alpha=1 / math.sqrt(dh))
+            a = torch.bmm(torch.softmax(g.bias(w, s), -1), vv)
             outs.append(a.view(Bg, h, T, dh).transpose(1, 2).reshape(Bg * T, D))
         return self.out(x, torch.cat(outs).index_select(0, pk.pos))
 
@@ -411,9 +412,9 @@ class Encoding:
         outs = []
         for g in pk.groups:
             Bg, T = len(g.states), g.T
-            kvg = kv[g.off:g.off + Bg * T].view(Bg, T, 2, h, dh).permute(2, 0, 3, 1, 4)
-            self._kv.append(kvg)
-            k, v = kvg.reshape(2, Bg * h, T, dh)
+            kvg = kv[g.off:g.off + Bg * T].view(Bg, T, 2, h, dh).permute(2, 0, 3, 1, 4).reshape(2, Bg * h, T, dh)
+            self._kv.append(kvg)     # made contiguous once: rows() reads it again
+            k, v = kvg.unbind(0)
             # the state token matches nothing: its bias row is the padding alone
             q = qc.index_select(0, g.states_t).view(Bg * h, 1, dh)
             outs.append(last.attend(q, k, v, g.pad_rows(h)).view(Bg, D))
@@ -450,8 +451,10 @@ class Encoding:
             g = pk.groups[gi]
             Bs, T = len(loc), g.T
             whole = Bs == len(g.states)
-            kvg = self._kv[gi] if whole else self._kv[gi].index_select(1, torch.from_numpy(loc))
-            k, v = kvg.reshape(2, Bs * h, T, dh)
+            kvg = self._kv[gi]
+            if not whole:
+                kvg = kvg.view(2, len(g.states), h * T * dh).index_select(1, torch.from_numpy(loc))
+            k, v = kvg.view(2, Bs * h, T, dh).unbind(0)
             q = qq[o:o + Bs * Tq].view(Bs, Tq, h, dh).transpose(1, 2).reshape(Bs * h, Tq, dh)
             pad = g.pad if whole else g.pad[torch.from_numpy(loc)]
             s = torch.baddbmm(pad.expand(Bs, h, 1, T).reshape(Bs * h, 1, T), q, k.transpose(1, 2),
