@@ -43,7 +43,7 @@ from navrl.rl.replay import PoolReplay
 from navrl.rl.sampling import DynamicSampling, draw_with_share, is_multi_app
 from navrl.rl.self_imitation import positive_outputs
 from navrl.rl.sft import Demo, augment_batch, demo_loss
-from navrl.rollout.runner import EpisodeRunner, RunnerConfig
+from navrl.rollout.runner import EpisodeRunner, RunnerConfig, gc_paced
 from navrl.tasks.source import TaskSource, suite_source
 
 
@@ -240,7 +240,13 @@ class Trainer:
             self.replay.update(i, sum(v) / len(v))
 
     def learn(self, trajs, tm: dict | None = None, progress=None) -> UpdateStats:
-        """3. advantages and 4. update from scored trajectories, then 5. log."""
+        """3. advantages and 4. update from scored trajectories, then 5. log. The GC paced as
+        in the rollouts (``RunnerConfig.gc_gen0``): the update featurises the PPO-ptx
+        demonstrations' augmented screens, many small objects."""
+        with gc_paced(self.runner.cfg.gc_gen0):
+            return self._learn(trajs, tm, progress)
+
+    def _learn(self, trajs, tm: dict | None, progress) -> UpdateStats:
         cfg = self.cfg
         u = self.update
         tm = dict(tm or {})

@@ -20,6 +20,7 @@ waiting for the slowest episode of a wave).
 from __future__ import annotations
 
 import concurrent.futures as cf
+import contextlib
 import gc
 import queue
 import time
@@ -541,3 +542,15 @@ def _gc_restore(prev: tuple[tuple[int, ...], tuple[int, ...]] | None) -> None:
     """Put back the thresholds :func:`_gc_pace` replaced, unless someone changed them since."""
     if prev is not None and gc.get_threshold() == prev[1]:
         gc.set_threshold(*prev[0])
+
+
+@contextlib.contextmanager
+def gc_paced(gen0: int | None) -> Generator[None, None, None]:
+    """The youngest generation's GC threshold raised to ``gen0`` inside the block, as a run
+    does (:func:`_gc_pace`): what allocates many small objects (featurising, scoring) meets
+    fewer collections, each walking every long-lived object of the memos."""
+    prev = _gc_pace(gen0)
+    try:
+        yield
+    finally:
+        _gc_restore(prev)

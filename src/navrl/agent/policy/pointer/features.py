@@ -853,10 +853,12 @@ def decision_for(step: str, e: Encoded, frames: list[str]) -> Decision | None:
 
 def _text_decision(kind: int, text: str, e: Encoded, use: int) -> Decision | None:
     from navrl.tasks.task import answers_match
-    cands = e.cands
-    ok = [i for i, c in enumerate(cands) if c.usable[use] and c.text == text]
+    # the candidates' arrays, not e.cands: building thousands of Cand objects per augmented
+    # demonstration was most of PPO-ptx's featurisation
+    texts, usable = e.cand_text, e.cand_use[:, use].tolist()
+    ok = [i for i, t in enumerate(texts) if t == text and usable[i]]
     if not ok and use == 1:   # an answer written differently ("59 F" for "H:59"): the longest
-        ok = sorted((i for i, c in enumerate(cands)      # candidate the checker accepts
-                     if c.usable[use] and answers_match(c.text, text) and len(c.text) >= 2),
-                    key=lambda i: -len(cands[i].text))
+        ok = sorted((i for i, t in enumerate(texts)      # candidate the checker accepts
+                     if usable[i] and answers_match(t, text) and len(t) >= 2),
+                    key=lambda i: -len(texts[i]))
     return Decision(kind, ok[0]) if ok else None
