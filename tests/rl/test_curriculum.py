@@ -175,3 +175,24 @@ def test_handover_share_starts_the_other_multi_app_groups_at_the_beginning(tmp_p
     # share 1 (the default): every multi-app group
     tr.cfg = TrainConfig().override({"exploration.handover_k": 2})
     assert len(tr._guided_starts(tasks)) == 200
+
+
+def test_practice_starts_some_groups_at_passed_points_and_only_the_current_point_moves():
+    import random as _random
+    from types import SimpleNamespace
+    sched = HandoverSchedule(1, threshold=0.5, window=2, step=0.0)
+    tasks = [SimpleNamespace(id=f"t{i}", template="a") for i in range(400)]
+    sched.k["a"] = 4
+    rng = _random.Random(0)
+    starts = sched.starts(tasks, lambda t: 10, rng, practice=0.5)
+    ks = [10 - v for v in starts.values()]
+    assert set(ks) == {1, 2, 3, 4}
+    assert 150 <= sum(k < 4 for k in ks) <= 250                     # ~half practise passed points
+    assert all(150 / 3 * 0.5 < ks.count(k) for k in (1, 2, 3))       # ... drawn uniformly from 1..3
+    # successes at passed points do not move the current one; successes at it do
+    passed = [t.id for t in tasks if 10 - starts[t.id] < 4]
+    assert sched.observe((tid, True) for tid in passed) == []
+    current = [t.id for t in tasks if 10 - starts[t.id] == 4][:2]
+    assert sched.observe((tid, True) for tid in current) == [("a", 4, 5)]
+    # practice 0 (the default): every start at the current point
+    assert set(sched.starts(tasks, lambda t: 10, rng).values()) == {10 - 5}

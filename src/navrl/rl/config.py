@@ -234,6 +234,12 @@ class ExplorationConfig:
     episodes started there reaches this, until the tasks start from the beginning. 0 keeps
     the point at ``handover_k``."""
 
+    curriculum_practice: float = 0.0
+    """Share of the curriculum's guided groups that start at a point it has already passed (drawn
+    uniformly from 1 .. current - 1 steps before the end) instead of the current one: once the
+    point moves, nothing else starts at the later points, and the end game learnt there decays
+    (docs/results/exploration.md). 0: every guided group at the current point."""
+
     curriculum_window: int = 16
     """Episodes at the current hand-over point the curriculum's success rate is measured over."""
 
@@ -545,6 +551,8 @@ class TrainConfig:
             raise ConfigError(f"{P['self_imitation']} must be >= 0, got {v['self_imitation']}")
         if real("pool_replay") < 0.0:
             raise ConfigError(f"{P['pool_replay']} must be >= 0, got {v['pool_replay']}")
+        if not 0.0 <= real("curriculum_practice") <= 1.0:
+            raise ConfigError(f"{P['curriculum_practice']} must be in [0, 1], got {v['curriculum_practice']}")
         if not 0.0 <= real("handover_share") <= 1.0:
             raise ConfigError(f"{P['handover_share']} must be in [0, 1], got {v['handover_share']}")
         if not 0.0 <= real("multi_app_share") <= 1.0:

@@ -78,14 +78,22 @@ class HandoverSchedule:
         """The task's key's hand-over point now."""
         return self.k.setdefault(self.key(task), self.start_k)
 
-    def starts(self, tasks: Iterable, length: Callable[[object], int]) -> dict[str, int]:
+    def starts(self, tasks: Iterable, length: Callable[[object], int], rng=None,
+               practice: float = 0.0) -> dict[str, int]:
         """Task id -> how many first steps the guide plays, for tasks whose guide episode has
         ``length(task)`` steps: ``length - k``; tasks whose point reached the beginning are left
-        out (no guided prefix). Remembers which point each task was started at for :meth:`observe`."""
+        out (no guided prefix). Remembers which point each task was started at for :meth:`observe`.
+
+        ``practice`` (with ``rng``): that share of the tasks starts at a point drawn uniformly
+        from the ones already passed (1 .. k - 1) instead of the current one, so the end game a
+        moved point no longer starts at keeps being practised; their outcomes do not count
+        toward the current point's moves."""
         out: dict[str, int] = {}
         self._issued = {}
         for t in tasks:
             k = self.current(t)
+            if practice > 0.0 and k > 1 and rng is not None and rng.random() < practice:
+                k = rng.randint(1, k - 1)
             n = int(length(t))
             key = self.key(t)
             self._issued[t.id] = (key, k)

@@ -201,7 +201,7 @@ class Trainer:
             multi = [t for t in tasks if is_multi_app(t)]
             if self.cfg.exploration.handover_share < 1.0:   # the others start at the beginning
                 multi = [t for t in multi if self.rng.random() < self.cfg.exploration.handover_share]
-            starts = self.curriculum.starts(multi, self.guide_length)
+            starts = self.curriculum.starts(multi, self.guide_length, self.rng, self.cfg.exploration.curriculum_practice)
             self.guided.reset(starts)
             return starts
         starts = {}
