@@ -1,9 +1,8 @@
 """The used-app input of the pointer planner (issue 26): the prompt lists the apps an episode
 used before the current screen (``"u"``), and the node whose label names one of them carries a
 flag in the last node column — what lets a planner back on the home screen open the *next* app
-of a multi-app task instead of the one the goal names first; a global input counts those apps
-(what tells the second app's screens from the first's). Both columns were appended with zero
-weights: a planner saved before them loads and decides exactly as before."""
+of a multi-app task instead of the one the goal names first. The column was appended with a zero
+weight: a planner saved before it loads and decides exactly as before."""
 from __future__ import annotations
 
 import json
@@ -12,8 +11,8 @@ import torch
 
 from navrl.agent.planner import PlannerContext
 from navrl.agent.policy.pointer import PointerConfig, PointerPlanner, phone_world_vocabulary
-from navrl.agent.policy.pointer.features import FEATURE_LAYOUT, GLOBAL_FEATS, NODE_FEATS, context_prompt
-from navrl.agent.policy.pointer.planner import widen_appended_inputs
+from navrl.agent.policy.pointer.features import FEATURE_LAYOUT, NODE_FEATS, context_prompt
+from navrl.agent.policy.pointer.planner import widen_node_inputs
 from navrl.observation import Observation, UINode
 
 HOME = ("Maps", "Calendar", "Mail", "Weather")
@@ -52,44 +51,28 @@ def test_the_node_naming_a_used_app_is_flagged_and_no_other():
     assert (fresh.node_feats[:, :col] == used.node_feats[:, :col]).all()
 
 
-def test_the_global_input_counts_the_apps_used_before():
-    pol = _planner()
-    assert pol.state(context_prompt(_home_ctx())).glob[-1] == 0.0
-    assert pol.state(context_prompt(_home_ctx(["Maps"]))).glob[-1] == 1 / 3
-    assert pol.state(context_prompt(_home_ctx(["Maps", "Mail", "Bank", "Notes"]))).glob[-1] == 1.0
-
-
 def test_a_new_planner_starts_with_a_zero_weight_for_the_column_and_training_can_move_it():
     pol = _planner()
     w = pol.model.node_in.weight
     assert w.shape[1] == NODE_FEATS and torch.count_nonzero(w[:, -1]) == 0
     assert torch.count_nonzero(w[:, :-1]) > 0
-    g = pol.model.glob_in.weight
-    assert g.shape[1] == GLOBAL_FEATS and torch.count_nonzero(g[:, -1]) == 0
     # the flag reaches the loss: a gradient on the column when the flag is on
     prompt = context_prompt(_home_ctx(["Maps"]))
     d = pol.decide(prompt)
     out = pol.score([prompt], [d.ids()])
     out.logprobs.sum().backward()
-    assert float(w.grad[:, -1].abs().sum()) > 0 and float(g.grad[:, -1].abs().sum()) > 0
+    assert float(w.grad[:, -1].abs().sum()) > 0
 
 
 def test_a_planner_saved_before_the_column_loads_and_decides_as_before():
     pol = _planner(seed=3)
     state = pol.state_dict_all()
-    # the same planner as an earlier navrl saved it: 27 node and 5 global columns, layout saying so
-    m = state["model"]
-    old = {**state, "model": {**m, "node_in.weight": m["node_in.weight"][:, :-1].clone(),
-                              "glob_in.weight": m["glob_in.weight"][:, :-1].clone()},
-           "layout": {**FEATURE_LAYOUT, "node": NODE_FEATS - 1, "global": GLOBAL_FEATS - 1}}
-    widened = widen_appended_inputs(old)
+    # the same planner as an earlier navrl saved it: 27 node columns, layout saying so
+    old = {**state, "model": {**state["model"], "node_in.weight": state["model"]["node_in.weight"][:, :-1].clone()},
+           "layout": {**FEATURE_LAYOUT, "node": NODE_FEATS - 1}}
+    widened = widen_node_inputs(old)
     assert widened["layout"] == FEATURE_LAYOUT
-    assert torch.equal(widened["model"]["node_in.weight"], m["node_in.weight"])
-    assert torch.equal(widened["model"]["glob_in.weight"], m["glob_in.weight"])
-    # one saved between the two columns (28 node, 5 global) loads too
-    mid = {**old, "model": {**old["model"], "node_in.weight": m["node_in.weight"]},
-           "layout": {**FEATURE_LAYOUT, "global": GLOBAL_FEATS - 1}}
-    assert torch.equal(widen_appended_inputs(mid)["model"]["glob_in.weight"], m["glob_in.weight"])
+    assert torch.equal(widened["model"]["node_in.weight"], state["model"]["node_in.weight"])
     loaded = PointerPlanner.from_state(old)
     prompts = [context_prompt(_home_ctx()), context_prompt(_home_ctx(["Maps"]))]
     for p in prompts:
@@ -98,4 +81,4 @@ def test_a_planner_saved_before_the_column_loads_and_decides_as_before():
         assert torch.allclose(pol.score([p], [a.ids()]).logprobs, loaded.score([p], [b.ids()]).logprobs)
     # any other layout difference is still refused
     other = {**old, "layout": {**old["layout"], "hist": 4}}
-    assert widen_appended_inputs(other) is other
+    assert widen_node_inputs(other) is other

@@ -54,7 +54,7 @@ N_PLACEHOLDERS = 128
 
 NODE_FEATS = 28
 CTX_FEATS = 6
-GLOBAL_FEATS = 6
+GLOBAL_FEATS = 5
 CAND_FEATS = 16
 HIST_FEATS = 3
 
@@ -506,7 +506,7 @@ _COL_USED_APP = NODE_FEATS - 1
 screen's icon of the first app of a multi-app task, once the planner has left it): what tells
 "open the next app" from "open the app the goal names first". Added last so that a planner saved
 with 27 node columns loads with a zero weight for it
-(:func:`navrl.agent.policy.pointer.planner.widen_appended_inputs`)."""
+(:func:`navrl.agent.policy.pointer.planner.widen_node_inputs`)."""
 
 
 def _screen(goal: str, ans_texts: tuple, app: str, nodes: list, vocab: Vocab) -> _Screen:
@@ -684,10 +684,8 @@ def _encode(goal: str, answers, hist, app: str, t: int, nodes, seen, nodes_json:
         if rows:
             node_feats = node_feats.copy() if node_feats is sc.node_feats else node_feats
             node_feats[rows, _COL_USED_APP] = 1.0
-    # the last global column: how many apps the episode used before this screen (0 in a
-    # single-app task; what tells the second app's screens from the first's, where "Go home" was right)
     glob = np.array((min(t, 30) / 30.0, float(sc.has_focus), float(bool(answers)), float(not app),
-                     min(sc.n_all, 96) / 96.0, min(len(used), 3) / 3.0), np.float32)
+                     min(sc.n_all, 96) / 96.0), np.float32)
     cb = sc.cands
     return Encoded(goal, sc.ctx_ids, sc.ctx_seg, sc.ctx_pos, sc.ctx_feats, tuple(hist_kind), tuple(words),
                    tuple(n_words), tuple(hist_feats), glob, sc.node_role, res[0], sc.node_label_n, res[1],

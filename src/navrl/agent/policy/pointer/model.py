@@ -511,7 +511,7 @@ class PointerNet(nn.Module):
         self.role = nn.Embedding(len(ROLES), d)
         self.node_in = _appended_zero_columns(nn.Linear(NODE_FEATS_FIRST, d), NODE_FEATS)
         self.value_in = nn.Linear(d, d, bias=False)
-        self.glob_in = _appended_zero_columns(nn.Linear(GLOBAL_FEATS_FIRST, d), GLOBAL_FEATS)
+        self.glob_in = nn.Linear(GLOBAL_FEATS, d)
         self.cls = nn.Parameter(torch.zeros(d))
         self.etype = nn.Embedding(4, d)   # cls, ctx, hist, node
         self.layers = nn.ModuleList(_Layer(d, cfg.n_heads, cfg.d_ff) for _ in range(cfg.n_layers))
@@ -652,11 +652,9 @@ class PointerNet(nn.Module):
 
 
 NODE_FEATS_FIRST = 27
-GLOBAL_FEATS_FIRST = 5
-"""The node- and global-input widths the layers are initialised at; columns appended since (the
-used-app node column, the number of apps used before) start with zero weights, so a seed gives
-the same planner as before they were added (same random draws, the new inputs neutral until
-training finds a use for them)."""
+"""The node-input width the layer is initialised at; node columns appended since (the used-app
+column) start with zero weights, so a seed gives the same planner as before they were added
+(same random draws, the new inputs neutral until training finds a use for them)."""
 
 
 def _appended_zero_columns(layer: nn.Linear, width: int) -> nn.Linear:

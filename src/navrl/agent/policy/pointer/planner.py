@@ -129,7 +129,7 @@ class PointerPlanner(Policy):
         when it was saved with another input layout (a state without one is checked by the
         weights' shapes on loading)."""
         from navrl.agent.policy.pointer.vocab import PUNCTUATION
-        state = widen_appended_inputs(state)
+        state = widen_node_inputs(state)
         saved = state.get("layout")
         if saved is not None and saved != FEATURE_LAYOUT:
             diff = sorted(k for k in set(saved) | set(FEATURE_LAYOUT) if saved.get(k) != FEATURE_LAYOUT.get(k))
@@ -306,29 +306,26 @@ class PointerPlanner(Policy):
         return ScoredBatch(logp * mask, mask, ent * mask, cls)
 
 
-COLUMNS_ADDED = {"node": (27, "node_in.weight"), "global": (5, "glob_in.weight")}
-"""Input groups that gained columns at their end (issue 26: the used-app node column, the number
-of apps used before): the layout width of the earlier planners and the weight that reads them.
-A planner saved at those widths loads with zero weights for the new columns, so it computes
-exactly what it computed before."""
+NODE_COLUMNS_ADDED = {27: 28}
+"""Node-input widths of earlier layouts -> the width after the columns appended since (27 -> 28:
+the used-app column). A planner saved with such a width loads with zero weights for the new
+columns, so it computes exactly what it computed before."""
 
 
-def widen_appended_inputs(state: dict) -> dict:
-    """``state`` (:meth:`PointerPlanner.state_dict_all`) with the weights of the input groups in
-    :data:`COLUMNS_ADDED` widened by zero columns when it was saved before the columns were
-    appended and differs from this layout in nothing else; otherwise ``state`` itself."""
+def widen_node_inputs(state: dict) -> dict:
+    """``state`` (:meth:`PointerPlanner.state_dict_all`) with its node-input weight widened by zero
+    columns when it was saved before node columns were appended (:data:`NODE_COLUMNS_ADDED`) and
+    differs from this layout in nothing else; otherwise ``state`` itself."""
     saved = state.get("layout")
-    if not saved or saved == FEATURE_LAYOUT:
+    if not saved or saved.get("node") == FEATURE_LAYOUT["node"]:
         return state
-    widen = {g for g in COLUMNS_ADDED if saved.get(g) != FEATURE_LAYOUT[g]}
-    if any(saved.get(g) != COLUMNS_ADDED[g][0] for g in widen) or \
-            {**saved, **{g: FEATURE_LAYOUT[g] for g in widen}} != FEATURE_LAYOUT:
+    old = saved.get("node")
+    if NODE_COLUMNS_ADDED.get(old) != FEATURE_LAYOUT["node"] or {**saved, "node": FEATURE_LAYOUT["node"]} != FEATURE_LAYOUT:
+        return state
+    w = state["model"].get("node_in.weight")
+    if w is None or w.shape[1] != old:
         return state
     model = dict(state["model"])
-    for g in widen:
-        old, name = COLUMNS_ADDED[g]
-        w = model.get(name)
-        if w is None or w.shape[1] != old:
-            return state
-        model[name] = torch.cat([w, w.new_zeros(w.shape[0], FEATURE_LAYOUT[g] - old)], dim=1)
+    model["node_in.weight"] = torch.cat([w, w.new_zeros(w.shape[0], FEATURE_LAYOUT["node"] - old)], dim=1)
     return {**state, "model": model, "layout": dict(FEATURE_LAYOUT)}
+
