@@ -99,4 +99,3 @@ def draw_with_share(sample: Callable[[int, object], list], k: int, rng, share: f
     out += rest[:k - len(out)]
     rng.shuffle(out)
     return out
-

@@ -667,4 +667,3 @@ def _appended_zero_columns(layer: nn.Linear, width: int) -> nn.Linear:
         out.weight[:, :layer.in_features] = layer.weight
         out.bias.copy_(layer.bias)
     return out
-

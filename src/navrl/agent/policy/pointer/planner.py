@@ -328,4 +328,3 @@ def widen_node_inputs(state: dict) -> dict:
     model = dict(state["model"])
     model["node_in.weight"] = torch.cat([w, w.new_zeros(w.shape[0], FEATURE_LAYOUT["node"] - old)], dim=1)
     return {**state, "model": model, "layout": dict(FEATURE_LAYOUT)}
-
