@@ -185,14 +185,15 @@ def test_latency_wrapped_hosts_give_the_in_process_outcomes_and_cut_stragglers(l
         assert [p["calls_in_flight_peak"] for p in pools] == [8, 8]    # each host's devices waited together
     finally:
         f.close()
-    # a 20% tail of 8 s calls against a 3 s deadline: the stragglers are cut, their hosts
-    # cancel the waiting calls, and the next batch is served at once
-    slow = LatencyConfig(act_s=0.02, tail_p=0.2, tail_s=8.0, tail_calls=("act",), seed=5)
+    # a 20% tail of 12 s calls against a 5 s deadline: the stragglers are cut, their hosts
+    # cancel the waiting calls, and the next batch is served at once (5 s, not less: at load ~4
+    # the untailed episodes' 0.02 s steps on 0.25-CPU hosts took over 3 s and were cut too)
+    slow = LatencyConfig(act_s=0.02, tail_p=0.2, tail_s=12.0, tail_calls=("act",), seed=5)
     f = RayFarm(FarmConfig(hosts=2, devices_per_host=4, num_cpus_per_host=0.25,
                            backend=LatencyBackend(PhoneWorldBackend(), slow)))
     try:
         tasks = TASKS[:8]
-        r = runner(deadline_s=3.0)
+        r = runner(deadline_s=5.0)
         t0 = time.monotonic()
         trajs = r.run(tasks, devices=f)
         wall = time.monotonic() - t0
@@ -201,7 +202,7 @@ def test_latency_wrapped_hosts_give_the_in_process_outcomes_and_cut_stragglers(l
         assert all(trajs[i].invalid_reason == "timeout" for i in cut)
         assert all(outcome(t) == in_process[i] for i, t in enumerate(trajs) if i not in cut)
         t0 = time.monotonic()
-        devs = f.lease_batch(tasks)      # the hosts are not stuck behind the abandoned 5 s calls
+        devs = f.lease_batch(tasks)      # the hosts are not stuck behind the abandoned 12 s calls
         assert time.monotonic() - t0 < 4.0 and all(isinstance(d, RemoteDevice) for d in devs)
         f.release_batch(devs)
         assert f.stats()["failures"] >= 1          # the abandoned calls counted against their devices
