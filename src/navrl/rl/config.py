@@ -534,10 +534,10 @@ class TrainConfig:
                 raise ConfigError(f"{P[name]} must be a finite number, got {value!r}")
             return float(value)
 
-        if not 0.0 <= real("gamma") <= 1.0:
-            raise ConfigError(f"{P['gamma']} must be in [0, 1], got {v['gamma']}")
-        if not 0.0 <= real("lam") <= 1.0:
-            raise ConfigError(f"{P['lam']} must be in [0, 1], got {v['lam']}")
+        for name in ("gamma", "lam", "guided_start", "curriculum_threshold", "curriculum_step", "curriculum_practice",
+                     "handover_share", "multi_app_share"):
+            if not 0.0 <= real(name) <= 1.0:
+                raise ConfigError(f"{P[name]} must be in [0, 1], got {v[name]}")
         if v["lam"] != 1.0:
             raise ConfigError(
                 f"{P['lam']} != 1 is not supported (needs a dense + terminal two-head critic); use {P['lam']}=1"
@@ -551,12 +551,6 @@ class TrainConfig:
             raise ConfigError(f"{P['self_imitation']} must be >= 0, got {v['self_imitation']}")
         if real("pool_replay") < 0.0:
             raise ConfigError(f"{P['pool_replay']} must be >= 0, got {v['pool_replay']}")
-        if not 0.0 <= real("curriculum_practice") <= 1.0:
-            raise ConfigError(f"{P['curriculum_practice']} must be in [0, 1], got {v['curriculum_practice']}")
-        if not 0.0 <= real("handover_share") <= 1.0:
-            raise ConfigError(f"{P['handover_share']} must be in [0, 1], got {v['handover_share']}")
-        if not 0.0 <= real("multi_app_share") <= 1.0:
-            raise ConfigError(f"{P['multi_app_share']} must be in [0, 1], got {v['multi_app_share']}")
         if not 0.0 <= v["sft_augment"] <= 1.0:
             raise ConfigError(f"{P['sft_augment']} must be in [0, 1], got {v['sft_augment']}")
         for name in ("kl_coef", "entropy_coef", "sft_coef", "weight_decay", "gigpo_step_weight"):
@@ -567,12 +561,6 @@ class TrainConfig:
                 raise ConfigError(f"{P[name]} must be > 0 or None, got {v[name]}")
         if v["reward_preset"] not in ("default", "cautionary"):
             raise ConfigError(f"{P['reward_preset']} must be 'default' or 'cautionary', got {v['reward_preset']!r}")
-        if not 0.0 <= real("guided_start") <= 1.0:
-            raise ConfigError(f"{P['guided_start']} must be in [0, 1], got {v['guided_start']}")
-        if not 0.0 <= real("curriculum_threshold") <= 1.0:
-            raise ConfigError(f"{P['curriculum_threshold']} must be in [0, 1], got {v['curriculum_threshold']}")
-        if not 0.0 <= real("curriculum_step") <= 1.0:
-            raise ConfigError(f"{P['curriculum_step']} must be in [0, 1], got {v['curriculum_step']}")
         if not 0.0 <= real("explore_arg") < 1.0:
             raise ConfigError(f"{P['explore_arg']} must be in [0, 1), got {v['explore_arg']}")
         if not 0.0 <= real("explore") < 1.0:
