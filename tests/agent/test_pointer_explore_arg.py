@@ -4,6 +4,7 @@ quoted goal spans for text, nodes accepting the kind for nodes — and the recor
 that mixture's, so PPO's ratio corrects for it; greedy decoding and scoring are untouched."""
 from __future__ import annotations
 
+import functools
 import json
 import math
 
@@ -22,10 +23,14 @@ PROMPT = json.dumps({
     separators=(",", ":"))
 
 
-def _planner():
-    torch.manual_seed(0)
-    return PointerPlanner(phone_world_vocabulary(n_tasks=40), PointerConfig(d_model=32, n_layers=1, n_heads=2, d_ff=64),
-                          seed=0)
+@functools.lru_cache(maxsize=1)
+def _vocabulary():
+    return phone_world_vocabulary(n_tasks=40)
+
+
+def _planner(seed: int = 0):
+    torch.manual_seed(seed)
+    return PointerPlanner(_vocabulary(), PointerConfig(d_model=32, n_layers=1, n_heads=2, d_ff=64), seed=seed)
 
 
 def test_text_exploration_mixes_in_the_whole_texts_and_records_the_mixture():
@@ -50,20 +55,27 @@ def test_text_exploration_mixes_in_the_whole_texts_and_records_the_mixture():
     assert abs(share - expect) < 4 * math.sqrt(expect * (1 - expect) / N), (share, expect)
 
 
-def _arg_logits(pol, e, kind):
+def _head_logits(pol, e, head: str, kind: int | None = None):
+    """The logits head ``head`` ("kind_logits", "cand_logits") of ``pol`` gives at state ``e``
+    (for the argument heads, under ``kind``)."""
     cap = {}
-    orig = pol.model.cand_logits
+    orig = getattr(pol.model, head)
 
     def wrap(*a, **k):
         cap["l"] = r = orig(*a, **k)
         return r
-    pol.model.cand_logits = wrap
+    setattr(pol.model, head, wrap)
     try:
         with torch.no_grad():
-            pol._forward([e], torch.tensor([kind]), torch.tensor([0]), torch.tensor([0]), 1.0, choose=False)
+            given = None if kind is None else (torch.tensor([kind]), torch.tensor([0]), torch.tensor([0]))
+            pol._forward([e], *(given or (None, None, None)), 1.0, choose=False)
     finally:
-        pol.model.cand_logits = orig
-    return cap["l"][0][0][:len(e.cand_text)]
+        setattr(pol.model, head, orig)
+    return cap["l"][0] if head == "kind_logits" else cap["l"][0][0][:len(e.cand_text)]
+
+
+def _arg_logits(pol, e, kind):
+    return _head_logits(pol, e, "cand_logits", kind)
 
 
 def test_node_exploration_is_uniform_over_nodes_accepting_the_kind_and_greedy_is_untouched():
@@ -80,3 +92,68 @@ def test_node_exploration_is_uniform_over_nodes_accepting_the_kind_and_greedy_is
     with pol.using(Sampling(greedy=True, explore_arg=0.9)):
         g2 = pol.decide(PROMPT)
     assert g1 == g2
+
+
+def test_exploration_by_source_gives_each_source_an_equal_share_spread_by_the_policy_within_it():
+    pol = _planner()
+    e = pol.state(PROMPT)
+    typ = KIND_ID["type"]
+    N, eps = 600, 0.6
+    with pol.using(Sampling(temperature=1.0, explore_arg=eps, explore_arg_by_source=True)):
+        _, arg, _, logp, _, _, _ = pol._forward([e] * N, torch.full((N,), typ), None, None, 1.0, choose=True)
+    pi = torch.softmax(_arg_logits(pol, e, typ), -1)
+    usable = torch.from_numpy(e.cand_use[:, 0]) & (pi > 0)
+    src = torch.from_numpy(e.cand_src)
+    present = sorted({int(s) for s in src[usable]})
+    assert {0, 1} <= set(present)                      # the goal's spans and the memory's texts
+    # the loop version of the mixture, candidate by candidate
+    want = torch.zeros_like(pi)
+    for c in range(len(pi)):
+        if usable[c]:
+            inside = usable & (src == src[c])
+            want[c] = (1 - eps) * pi[c] + eps / len(present) * pi[c] / pi[inside].sum()
+    assert abs(float(want.sum()) - 1.0) < 1e-4
+    assert torch.allclose(logp[:, 1].exp(), want[arg], rtol=1e-4, atol=1e-7)
+    # each source is drawn about eps / |sources| of the time plus the policy's own share of it
+    for s in present:
+        share = sum(int(src[int(a)]) == s for a in arg) / N
+        expect = eps / len(present) + (1 - eps) * float(pi[usable & (src == s)].sum())
+        assert abs(share - expect) < 4 * math.sqrt(expect * (1 - expect) / N) + 1e-3, (s, share, expect)
+    # greedy decoding is untouched
+    with pol.using(Sampling(greedy=True, explore_arg=0.9, explore_arg_by_source=True)):
+        assert pol.decide(PROMPT) == _planner().decide(PROMPT)
+
+
+def _kind_probs(pol, e):
+    return torch.softmax(_head_logits(pol, e, "kind_logits"), -1)
+
+
+def test_exploration_from_a_prior_mixes_its_distribution_into_every_factor_and_records_the_mixture():
+    pol, prior = _planner(), _planner(seed=7)
+    e = pol.state(PROMPT)
+    pi, pj = _kind_probs(pol, e), _kind_probs(prior, e)
+    assert float((pi - pj).abs().max()) > 0.05                  # two different planners
+    pol.prior = prior
+    N, r = 500, 0.6
+    with pol.using(Sampling(temperature=1.0, explore_prior=r)):
+        kind, arg, _, logp, _, _, _ = pol._forward([e] * N, None, None, None, 1.0, choose=True)
+    want = (1 - r) * pi + r * pj
+    assert torch.allclose(logp[:, 0].exp(), want[kind], rtol=1e-4, atol=1e-7)
+    for k in set(kind.tolist()):                                   # the draws follow the mixture
+        share = float((kind == k).float().mean())
+        assert abs(share - float(want[k])) < 4 * math.sqrt(float(want[k]) * (1 - float(want[k])) / N) + 1e-3
+    # the argument factor too: with the prior's whole weight on a tap, the nodes follow the prior's pointer
+    tap = KIND_ID["tap"]
+    with pol.using(Sampling(temperature=1.0, explore_prior=0.999)):
+        _, a1, _, lp1, _, _, _ = pol._forward([e] * N, torch.full((N,), tap), None, None, 1.0, choose=True)
+    with prior.using(Sampling(temperature=1.0)):
+        _, _, _, lp2, _, _, _ = prior._forward([e] * N, torch.full((N,), tap), a1, None, 1.0, choose=False)
+    assert torch.allclose(lp1[:, 1].exp(), lp2[:, 1].exp(), atol=2e-3)
+    # no prior set: the policy's own distribution is recorded; greedy decoding is untouched
+    pol.prior = None
+    with pol.using(Sampling(temperature=1.0, explore_prior=0.5)):
+        k3, _, _, lp3, _, _, _ = pol._forward([e] * 50, None, None, None, 1.0, choose=True)
+    assert torch.allclose(lp3[:, 0].exp(), pi[k3], rtol=1e-4, atol=1e-7)
+    pol.prior = prior
+    with pol.using(Sampling(greedy=True, explore_prior=0.9)):
+        assert pol.decide(PROMPT) == _planner().decide(PROMPT)

@@ -161,7 +161,7 @@ def test_a_flat_config_saved_by_an_earlier_version_loads():
             "rollout_deadline_s": None, "max_masked_updates": 3, "guided_start": 0.0}
     assert set(flat) == set(_PATHS) - {"loss_terms", "diagnostics_samples", "handover_k", "curriculum_threshold",
                                        "curriculum_window", "explore_arg", "dynamic_sampling",
-                                       "curriculum_step", "curriculum_shared", "handover_share",
+                                       "curriculum_step", "curriculum_shared", "handover_share", "explore_arg_by_source", "explore_prior",
                                        "multi_app_share", "curriculum_practice"}   # (these came later: defaults)
     assert TrainConfig.from_saved(flat) == get_preset("demo").train
     assert migrate_saved(flat)["policy.clip_eps"] == 0.2

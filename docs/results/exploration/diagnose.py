@@ -3,7 +3,7 @@ what the expert does there, whether that decision is expressible (its text among
 candidates), what probability the planner gives it and the decision it takes instead, the
 entropy of each decision factor, and whether what the first app showed is in the input.
 
-    PYTHONPATH=src python docs/results/exploration/diagnose.py CKPT [--k 3] [--n 48] [--show 6]
+    PYTHONPATH=src python docs/results/exploration/diagnose.py CKPT [--k 3] [--n 48] [--show 6] [--diverge DIV.json]
 """
 from __future__ import annotations
 
@@ -48,10 +48,13 @@ class Recorder(Planner):
         return [PlannerOutput(o.text) for o in outs]
 
 
-def handover_states(tasks, k: int):
+def handover_states(tasks, k: int, at: dict | None = None):
+    """The states where the expert hands over: ``k`` steps before the end of its episode, or, for
+    the tasks in ``at`` (task id -> step index), after that many expert steps from the beginning."""
     rec = Recorder()
     g = GuidedPlanner(rec, ExpertPlanner())
-    g.reset({t.id: max(0, t.expert_length() - k) for t in tasks})
+    at = at or {}
+    g.reset({t.id: at[t.id] if t.id in at else max(0, t.expert_length() - k) for t in tasks})
     sj, aj, tj = make_judges(get_suite("train").default_judge("phone"))[:3]
     EpisodeRunner(g, AccessibilityGrounder(), sj, aj, tj, config=RunnerConfig()).run(tasks)
     return [v for v in rec.first.values()]
@@ -102,12 +105,19 @@ def main(argv=None) -> int:
     ap.add_argument("--suite", default="train")
     ap.add_argument("--show", type=int, default=6)
     ap.add_argument("--json", default=None)
+    ap.add_argument("--diverge", default=None, help="a diverge.py --json file: hand over where that planner first left "
+                    "the expert's path (its tasks only), instead of --k before the end")
     a = ap.parse_args(argv)
     torch.set_num_threads(1)
     from navrl.experiments.pipeline import load_policy
     pol = load_policy(a.ckpt)
     tasks = multi_app_tasks(a.suite, a.n)
-    states = handover_states(tasks, a.k)
+    at = None
+    if a.diverge:
+        with open(a.diverge) as f:
+            at = {tid: v[0] for tid, v in json.load(f).items() if v and v[0] is not None}
+        tasks = [t for t in tasks if t.id in at]
+    states = handover_states(tasks, a.k, at)
     rows = []
     for c, expert_text in states:
         prompt = pol.prompt_text(c)
@@ -159,7 +169,8 @@ def main(argv=None) -> int:
     n = len(rows)
     by_kind = Counter(r["expert"].split()[0] for r in rows)
     ok = sum(r["planner_step"] == r["expert"] for r in rows)
-    print(f"{n} hand-over states, {a.k} steps before the end; expert steps: {dict(by_kind)}")
+    where = "where the --diverge planner left the path" if at else f"{a.k} steps before the end"
+    print(f"{n} hand-over states, {where}; expert steps: {dict(by_kind)}")
     print(f"planner's greedy step == expert's: {ok}/{n}")
     print(f"expert decision expressible (a candidate/node): {sum(r['expressible'] for r in rows)}/{n}")
     typ = [r for r in rows if r["expert"].startswith("Type")]

@@ -258,6 +258,24 @@ class ExplorationConfig:
     fact the first app showed is tried, not only the goal spans SFT always copied. Recorded
     in the log-probs like ``explore``. 0 disables it."""
 
+    explore_arg_by_source: bool = False
+    """Spread ``explore_arg``'s share of a text argument over the candidates' *sources* — goal,
+    answers and memory, screen labels, screen values, fixed answers — equally, and within a
+    source by the policy's own probabilities renormalised there, instead of uniformly over the
+    whole texts. Measured reason (docs/results/exploration.md §9): after RL on multi-app tasks
+    the text factor puts 0.99+ on the memory source, so the goal span a second app's first
+    field needs ("Tom Becker", the policy's own best goal span there) gets ~1e-5 and is never
+    tried; by source it gets about explore_arg / 3."""
+
+    explore_prior: float = 0.0
+    """Share of each decision factor's probability (kind, node or text span) that rollouts draw
+    from the planner training started from (a frozen copy, e.g. the SFT planner) at the same
+    state: RL that learnt `Go home` at the end of a first app applies it inside the second app
+    too (kind Type 0.001 where SFT gives it 1.0; maps/weather's `Tap "Title"`, SFT 7/7, RL 0/7:
+    docs/results/exploration.md §9), and what SFT knew there is never tried again. Recorded in
+    the log-probs like ``explore``; ``explore + explore_prior`` and ``explore_arg +
+    explore_prior`` must stay below 1. 0 disables it (no copy is kept)."""
+
     dynamic_sampling: int = 0
     """DAPO's dynamic sampling (``navrl.rl.sampling``): task groups whose rollouts all succeed
     or all fail are dropped and fresh tasks rolled out in their place, up to this many extra
@@ -565,6 +583,9 @@ class TrainConfig:
             raise ConfigError(f"{P['explore_arg']} must be in [0, 1), got {v['explore_arg']}")
         if not 0.0 <= real("explore") < 1.0:
             raise ConfigError(f"{P['explore']} must be in [0, 1), got {v['explore']}")
+        if not 0.0 <= real("explore_prior") or max(real("explore"), real("explore_arg")) + real("explore_prior") >= 1.0:
+            raise ConfigError(f"{P['explore_prior']} must be >= 0 with explore + explore_prior and explore_arg + "
+                              f"explore_prior below 1, got {v['explore_prior']}")
         if real("rollout_temperature") <= 0.0:
             raise ConfigError(f"{P['rollout_temperature']} must be > 0, got {v['rollout_temperature']}")
         for name, low in (("eval_every", 0), ("eval_episodes", 1), ("checkpoint_every", 1), ("torch_threads", 1),

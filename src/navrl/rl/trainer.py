@@ -103,7 +103,9 @@ class Trainer:
         self.opt_policy = torch.optim.AdamW(policy.policy_parameters(), lr=cfg.policy.policy_lr,
                                             weight_decay=cfg.policy.weight_decay)
         self.opt_critic = torch.optim.AdamW(self.critic.parameters(), lr=cfg.critic_lr)
-        self.ref_policy = copy.deepcopy(policy) if "reference" in reads else None
+        self.ref_policy = copy.deepcopy(policy) if "reference" in reads or cfg.exploration.explore_prior > 0 else None
+        if cfg.exploration.explore_prior > 0:   # rollouts mix in the planner training started from
+            policy.prior = self.ref_policy
         self.skip_zero_advantages = True
         """Leave samples whose advantage is 0 out of the policy's forward pass when that changes
         nothing (every term in use is ``zero_advantage_free``: no KL or entropy term): 20-45% of
@@ -183,7 +185,8 @@ class Trainer:
         # the rollouts sample at the rollout temperature with the configured exploration,
         # handed to the policy for this collection only
         ex = cfg.exploration
-        with pol.using(Sampling(temperature=ex.rollout_temperature, explore=ex.explore, explore_arg=ex.explore_arg)):
+        with pol.using(Sampling(temperature=ex.rollout_temperature, explore=ex.explore, explore_arg=ex.explore_arg,
+                                explore_arg_by_source=ex.explore_arg_by_source, explore_prior=ex.explore_prior)):
             trajs = self.runner.run(batch_tasks, devices=self.devices, groups=groups,
                                     on_step=(lambda k: progress("rollout", k, 0)) if progress else None)
         for t in trajs:

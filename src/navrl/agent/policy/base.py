@@ -45,6 +45,12 @@ class Sampling:
     explore_arg: float = 0.0
     """Share of probability of a decision's argument (the pointer planner's node or text span)
     spread uniformly over its coarse legal choices while sampling (policies without one ignore it)."""
+    explore_arg_by_source: bool = False
+    """Spread ``explore_arg``'s share of a text argument over the candidates' sources instead
+    (an equal share per source present, within a source by the policy's own probabilities)."""
+    explore_prior: float = 0.0
+    """Share of each decision factor's probability taken from the policy's frozen ``prior``
+    (the planner RL started from) while sampling (policies without a prior ignore it)."""
 
 
 GREEDY = Sampling(greedy=True)
@@ -67,6 +73,15 @@ class Policy(Planner, abc.ABC):
     """While sampling, the share of probability of a decision's argument factor spread uniformly
     over its coarse legal choices (the pointer planner: nodes accepting the kind; whole or quoted
     text candidates). Recorded in the log-probs like ``explore``."""
+    explore_arg_by_source: bool = False
+    """While sampling, ``explore_arg``'s share of a text argument goes to the candidates' sources
+    (goal, answers and memory, screen labels, screen values, fixed) equally, and within a source
+    by the policy's own probabilities renormalised there (see :class:`Sampling`)."""
+    explore_prior: float = 0.0
+    """While sampling, the share of each decision factor's probability drawn from ``prior``'s
+    distribution at the same state. Recorded in the log-probs like ``explore``."""
+    prior: "Policy | None" = None
+    """Set by the trainer when ``explore_prior`` is used: a frozen copy of the policy it was given."""
     critic: Callable[[torch.Tensor], torch.Tensor | None] | None = None
     """Set by the trainer: states [N, H] -> values [N] (or None), logged with ``plan``'s outputs."""
 
@@ -78,13 +93,17 @@ class Policy(Planner, abc.ABC):
     @contextlib.contextmanager
     def using(self, sampling: Sampling) -> Iterator["Policy"]:
         """Decode with ``sampling`` inside the block, and as before after it."""
-        old = (self.sample, getattr(self, "temperature", 1.0), self.explore, self.explore_arg)
-        self.sample, self.temperature, self.explore = not sampling.greedy, sampling.temperature, sampling.explore
-        self.explore_arg = sampling.explore_arg
+        names = ("explore", "explore_arg", "explore_arg_by_source", "explore_prior")
+        old = (self.sample, getattr(self, "temperature", 1.0), *(getattr(self, n) for n in names))
+        self.sample, self.temperature = not sampling.greedy, sampling.temperature
+        for n in names:
+            setattr(self, n, getattr(sampling, n))
         try:
             yield self
         finally:
-            self.sample, self.temperature, self.explore, self.explore_arg = old
+            self.sample, self.temperature = old[:2]
+            for n, v in zip(names, old[2:]):
+                setattr(self, n, v)
 
     @abc.abstractmethod
     def prompt_text(self, ctx) -> str:

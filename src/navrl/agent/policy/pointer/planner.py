@@ -43,6 +43,32 @@ def _coarse_cands(states: list[Encoded], rows: np.ndarray, C: int) -> torch.Tens
     return torch.from_numpy(m)
 
 
+def _cand_sources(states: list[Encoded], rows: np.ndarray, C: int) -> torch.Tensor:
+    """[B, C] long: the source of each text candidate of states ``rows`` (0 goal, 1 answers and
+    memory, 2 screen labels, 3 screen values, 4 fixed answers), -1 where there is none."""
+    m = np.full((len(states), C), -1, np.int64)
+    for i in rows.tolist():
+        src = states[i].cand_src
+        m[i, :len(src)] = src
+    return torch.from_numpy(m)
+
+
+def _by_source(lp: torch.Tensor, legal: torch.Tensor, src: torch.Tensor) -> torch.Tensor:
+    """[B, C] probabilities: each source present among a row's legal choices gets an equal share,
+    spread over that source's choices by the policy's own log-probs ``lp`` renormalised within it
+    (argument exploration by source: what a source holds is tried in proportion to how much the
+    policy likes it *within* the source, however little mass the source as a whole has)."""
+    out = torch.zeros_like(lp)
+    n = torch.zeros(lp.shape[0], 1)
+    for s in range(int(src.max()) + 1 if src.numel() else 0):
+        inside = legal & (src == s)
+        lse = torch.logsumexp(lp.masked_fill(~inside, float("-inf")), -1, keepdim=True)
+        present = inside.any(-1, keepdim=True)
+        out = out + torch.where(inside & present, (lp - torch.where(present, lse, 0.0)).exp(), 0.0)
+        n = n + present.float()
+    return out / n.clamp(min=1)
+
+
 def _size(e: Encoded) -> tuple[int, int]:
     """Sort key: the encoder's sequence length, then the number of text candidates."""
     return len(e.ctx_ids) + len(e.hist_kind) + len(e.node_role), len(e.cand_text)
@@ -180,19 +206,37 @@ class PointerPlanner(Policy):
         zero = cls.new_zeros(B)
         logp, ent, mask = [zero] * 3, [zero] * 3, [zero] * 3   # per factor: kind, node or text, frame
 
+        prior = self.prior.model if (choose and self.sample and self.explore_prior > 0
+                                     and self.prior is not None) else None
+        if prior is not None:   # the frozen prior planner's view of the same states (explore_prior)
+            penc = prior.encode(pk)
+            pcls = penc.cls
+
         def factor(logits: torch.Tensor, given: torch.Tensor | None, col: int, rows: torch.Tensor | None,
-                   coarse: torch.Tensor | None = None):
+                   coarse: torch.Tensor | None = None, sources: torch.Tensor | None = None,
+                   prior_logits: torch.Tensor | None = None):
             """Choose (or take ``given``) one factor of the states ``rows`` (all if None)."""
             lp = torch.log_softmax(logits if T == 1.0 else logits / T, dim=-1)
             eps = self.explore if col == 0 else self.explore_arg if col == 1 else 0.0
-            if choose and self.sample and eps > 0:
-                # behaviour policy of training rollouts: (1 - eps) pi + eps uniform(legal choices);
-                # the argument's uniform part is over its coarse legal choices (``coarse``) where a
-                # state has any: the whole texts rather than every sub-span of them
+            r = self.explore_prior if prior_logits is not None else 0.0
+            if choose and self.sample and (eps > 0 or r > 0):
+                # behaviour policy of training rollouts: (1 - eps - r) pi + eps uniform(legal
+                # choices) + r prior; the argument's uniform part is over its coarse legal choices
+                # (``coarse``) where a state has any: the whole texts rather than every sub-span of
+                # them; or, with ``sources``, an equal share per text source spread by the policy
+                # within it
                 legal = (logits > NEG / 2)
-                pool = legal if coarse is None else legal & coarse
-                pool = torch.where(pool.any(-1, keepdim=True), pool, legal).float()
-                mix = (1 - eps) * lp.exp() + eps * pool / pool.sum(-1, keepdim=True).clamp(min=1)
+                mix = (1 - eps - r) * lp.exp()
+                if eps > 0:
+                    if sources is not None:
+                        part = _by_source(lp, legal, sources)
+                    else:
+                        pool = legal if coarse is None else legal & coarse
+                        pool = torch.where(pool.any(-1, keepdim=True), pool, legal).float()
+                        part = pool / pool.sum(-1, keepdim=True).clamp(min=1)
+                    mix = mix + eps * part
+                if r > 0:
+                    mix = mix + r * torch.softmax(prior_logits if T == 1.0 else prior_logits / T, -1) * legal
                 mixed = torch.log(mix.clamp(min=1e-30)).masked_fill(~legal, NEG)
                 lp = torch.where(legal.any(-1, keepdim=True), mixed, lp)   # rows this factor is not for: as they were
             if given is None:
@@ -218,7 +262,8 @@ class PointerPlanner(Policy):
 
         if not self.frames:   # no question frame learnt yet: asking is not a legal decision
             pk.kind_mask[:, KIND_ID["ask"]] = False
-        kind = factor(self.model.kind_logits(cls, pk.kind_mask), kinds, 0, None)
+        kind = factor(self.model.kind_logits(cls, pk.kind_mask), kinds, 0, None,
+                      prior_logits=None if prior is None else prior.kind_logits(pcls, pk.kind_mask))
         kind_np = kind.numpy()
         node_np, text_np = _IS_NODE[kind_np], _IS_TEXT[kind_np]
         is_node, is_text = torch.from_numpy(node_np), torch.from_numpy(text_np)
@@ -226,17 +271,29 @@ class PointerPlanner(Policy):
         arg = torch.full((B,), -1, dtype=torch.long)
         if len(need):
             nodes, ctx = enc.rows(need, text_np[need])
+            if prior is not None:
+                pnodes, pctx = penc.rows(need, text_np[need])
         if node_np.any():
             ns = np.flatnonzero(node_np)
             at = node_rows_of(pk, need, ns)
+            pl = None if prior is None else prior.node_logits(
+                pcls, pnodes if at is None else pnodes.index_select(0, at), pk, ns, kind)
             a = factor(self.model.node_logits(cls, nodes if at is None else nodes.index_select(0, at), pk, ns, kind),
-                       None if args is None else torch.where(is_node, args, 0).clamp(min=0), 1, is_node)
+                       None if args is None else torch.where(is_node, args, 0).clamp(min=0), 1, is_node,
+                       prior_logits=pl)
             arg = torch.where(is_node, a, arg)
         if text_np.any():
             ts = np.flatnonzero(text_np)
             cl, ref = self.model.cand_logits(cls, ctx, nodes, pk, need, ts, kind, _USE_OF[kind])
-            coarse = _coarse_cands(states, ts, cl.shape[1]) if choose and self.sample and self.explore_arg > 0 else None
-            a = factor(cl, None if args is None else torch.where(is_text, args, 0).clamp(min=0), 1, is_text, coarse)
+            coarse = sources = None
+            if choose and self.sample and self.explore_arg > 0:
+                if self.explore_arg_by_source:
+                    sources = _cand_sources(states, ts, cl.shape[1])
+                else:
+                    coarse = _coarse_cands(states, ts, cl.shape[1])
+            pl = None if prior is None else prior.cand_logits(pcls, pctx, pnodes, pk, need, ts, kind, _USE_OF[kind])[0]
+            a = factor(cl, None if args is None else torch.where(is_text, args, 0).clamp(min=0), 1, is_text, coarse,
+                       sources, pl)
             arg = torch.where(is_text, a, arg)
         frame = torch.full((B,), -1, dtype=torch.long)
         ask_np = kind_np == KIND_ID["ask"]
