@@ -44,7 +44,7 @@ def add_suite_arguments(p: argparse.ArgumentParser, default: str | None = "train
     p.add_argument("--tasks", default=None, metavar="A,B,...",
                    help="a subset of the suite's tasks by name, comma-separated, for suites that take one (the "
                         "phone world's: template names, as `navrl tasks --suite S` lists them; miniwob: any page of "
-                        "the installed miniwob package)")
+                        "the installed miniwob package, or a group: all, ccnet, table23, scripted)")
     p.add_argument("--phone", default=None, metavar="PHONE",
                    help="for browser suites: the screen (iphone, pixel, or WxH@scale: 160x210@1 is MiniWoB's own "
                         "frame, as navrl experiment miniwob uses); default iphone")
@@ -113,6 +113,10 @@ def parse_suite(args) -> SuiteChoice:
     if names and "names" not in suite.option_names:
         raise CLIError(f"--tasks picks tasks of --suite {suites_taking('option_names', 'names')}, "
                        f"not --suite {args.suite}")
+    try:
+        names = suite.task_names(names)
+    except TaskError as e:
+        raise CLIError(f"--tasks: {e}") from None
     phone = None
     if "phone" in suite.option_names:
         phone = miniwob_phone(args)

@@ -63,7 +63,8 @@ class MiniWoBConfig:
     """Planner sizes and the base TrainConfig (``train`` overrides its fields)."""
     seed: int = 0
     tasks: list[str] = field(default_factory=list)
-    """MiniWoB++ task pages (any of the installed package); one policy learns them all."""
+    """MiniWoB++ task pages (any of the installed package) or groups (``all``, ``ccnet``,
+    ``table23``, ``scripted``; expanded by :meth:`validate`); one policy learns them all."""
     bc_episodes_per_task: int = 40
     """Scripted episodes per task that has a scripted solution (BC data)."""
     updates: int = 40
@@ -99,6 +100,7 @@ class MiniWoBConfig:
         if bad:
             raise ConfigError(f"unknown method {bad[0]!r}; choose from {', '.join(METHODS)}")
         try:
+            self.tasks = list(get_suite("miniwob").task_names(tuple(self.tasks)))   # groups expanded
             _miniwob_source(self.tasks, self.phone)
         except ValueError as e:
             raise ConfigError(str(e)) from None

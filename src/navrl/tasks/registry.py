@@ -73,6 +73,11 @@ class Suite:
         from navrl.tasks.source import FixedTasks
         return FixedTasks(self.tasks(None, 0, options), name=self.name)
 
+    def task_names(self, names: tuple[str, ...]) -> tuple[str, ...]:
+        """What ``--tasks`` names: task names, with the suite's group names expanded (default: as
+        given); TaskError for a name the suite does not know."""
+        return tuple(names)
+
     def check(self, devices: str, judge: str, options: SuiteOptions = SuiteOptions()) -> str | None:
         """Why ``devices`` with ``judge`` (and ``options``) cannot run this suite (None: they can)."""
         if devices not in self.devices:

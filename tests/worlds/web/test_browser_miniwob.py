@@ -236,3 +236,38 @@ def test_an_on_read_screenshot_is_taken_when_read_and_only_of_the_page_observed(
     finally:
         eager.close()
         lazy.close()
+
+
+def _tree(obs) -> tuple:
+    return tuple((n.role, n.label, n.value, tuple(n.bounds)) for n in obs.nodes)
+
+
+@pytest.mark.parametrize("name", ["click-widget", "click-button-sequence", "focus-text-2"])
+def test_a_page_outside_the_scripted_set_resets_and_rewards_deterministically_for_a_seed(host, name):
+    """Breadth (issue #28, docs/results/miniwob/breadth.md): a task of the ``table23`` group with
+    no scripted solution starts the same page for the same seed — after a fresh load and after an
+    in-place reset — another page for another seed, and the same taps on the same seed end with
+    the same reward the page computes (a tap on every tappable node in turn until it is done)."""
+    from navrl.device.browser import BrowserDevice
+    d = BrowserDevice(host=host, phone="160x210@1", screenshots="off")
+    try:
+        def episode(seed: int, order: list[int] | None = None) -> tuple[tuple, list[int], tuple]:
+            d.restore(miniwob_task(name, seed, phone="160x210@1").web_snapshot())
+            first = d.observe()
+            taps = [i for i, n in enumerate(first.nodes) if n.enabled and "tap" in n.actions and n.role != "text"]
+            order = taps if order is None else order
+            obs = first
+            for i in order:
+                d.act(Action.tap(*first.nodes[i].center))
+                obs = d.observe()
+                if obs.page["done"]:
+                    break
+            return (first.page["utterance"], _tree(first)), order, (obs.page["done"], obs.page["raw_reward"])
+        start_a, order, end_a = episode(11)
+        start_b, _, end_b = episode(11, order)         # the page is loaded now: an in-place reset
+        assert start_a == start_b and end_a == end_b
+        assert end_a[0] is True and end_a[1] in (-1, 1)    # the page computed a reward
+        others = {episode(s)[0] for s in (12, 13, 14)}
+        assert len(others | {start_a}) > 1               # the seed decides the problem
+    finally:
+        d.close()

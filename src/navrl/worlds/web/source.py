@@ -12,9 +12,9 @@ __all__ = ["MiniWoBTasks"]
 
 @dataclass
 class MiniWoBTasks:
-    """MiniWoB++ tasks: ``names`` (any page of the installed ``miniwob`` package; default the
-    ``miniwob`` suite's tasks), each draw a uniformly chosen task with a fresh instance seed.
-    Judged by the page's own reward."""
+    """MiniWoB++ tasks: ``names`` (any page of the installed ``miniwob`` package, or a group:
+    ``all``, ``ccnet``, ``table23``, ``scripted``; default the ``miniwob`` suite's tasks), each
+    draw a uniformly chosen task with a fresh instance seed. Judged by the page's own reward."""
 
     names: Sequence[str] = ()
     phone: str = "iphone"
@@ -22,15 +22,8 @@ class MiniWoBTasks:
     default_judge = "page"
 
     def __post_init__(self) -> None:
-        from navrl.worlds.web.tasks import MINIWOB_TASKS, miniwob_installed_tasks
-        self.names = tuple(self.names) or tuple(MINIWOB_TASKS)
-        unknown = [x for x in self.names if x not in MINIWOB_TASKS]
-        if unknown:
-            installed = set(miniwob_installed_tasks())
-            bad = [x for x in unknown if x not in installed]
-            if bad:
-                raise TaskError(f"unknown MiniWoB task {bad[0]!r}: the installed miniwob package has no page "
-                                f"{bad[0]}.html ({len(installed)} task pages installed)")
+        from navrl.worlds.web.tasks import resolve_miniwob_names
+        self.names = resolve_miniwob_names(self.names)
 
     def sample(self, k: int, rng: random.Random) -> list[Any]:
         from navrl.worlds.web.tasks import miniwob_task

@@ -34,12 +34,18 @@ class MiniWoBSuite(_WebSuite):
     """``miniwob``: MiniWoB++ task pages of the installed ``miniwob`` package (``--tasks`` picks any)."""
 
     name = "miniwob"
-    summary = "MiniWoB++ in Chromium (the page's own reward); --tasks picks any page of the installed package"
+    summary = ("MiniWoB++ in Chromium (the page's own reward); --tasks picks any page of the installed package "
+               "or a group: all, ccnet, table23, scripted (the default)")
     option_names = ("names", "phone")
 
     def available(self) -> str | None:
         from navrl.worlds.web.tasks import miniwob_available
         return super().available() or miniwob_available()
+
+    def task_names(self, names: tuple[str, ...]) -> tuple[str, ...]:
+        """Pages of the installed package and groups (``all``, ``ccnet``, ``table23``, ``scripted``) expanded."""
+        from navrl.worlds.web.tasks import resolve_miniwob_names
+        return resolve_miniwob_names(names) if names else ()
 
     def tasks(self, n: int | None, seed: int, options: SuiteOptions = SuiteOptions()) -> list[Any]:
         from navrl.worlds.web.tasks import miniwob_tasks

@@ -31,9 +31,10 @@ from navrl.device.browser.sandbox import SandboxError, normalize_origin
 from navrl.observation import Observation, UINode
 from navrl.tasks.task import Family, NoExpert, TaskError
 
-__all__ = ["MINIWOB_SCRIPTS", "MINIWOB_TASKS", "MiniWoBTask", "WebSuiteError", "WebTaskSpec",
-           "load_web_suite", "miniwob_app", "miniwob_available", "miniwob_installed_tasks", "miniwob_task", "miniwob_tasks",
-           "resolve_goal", "scripted_step"]
+__all__ = ["CCNET_TASKS", "MINIWOB_GROUPS", "MINIWOB_NOT_RUNNING", "MINIWOB_SCRIPTS", "MINIWOB_TASKS", "MiniWoBTask",
+           "TABLE_23_TASKS", "WebSuiteError", "WebTaskSpec",
+           "load_web_suite", "miniwob_app", "miniwob_available", "miniwob_group", "miniwob_installed_tasks", "miniwob_task",
+           "miniwob_tasks", "resolve_goal", "resolve_miniwob_names", "scripted_step"]
 
 
 class WebSuiteError(TaskError):
@@ -124,6 +125,113 @@ MINIWOB_TASKS: dict[str, MiniWoBTask] = {t.name: t for t in (
 )}
 """The MiniWoB++ tasks of the ``miniwob`` suite (all have scripted solutions)."""
 
+CCNET_TASKS: tuple[str, ...] = (
+    "bisect-angle", "book-flight", "chase-circle", "choose-date", "choose-date-easy", "choose-date-medium",
+    "choose-list", "circle-center", "click-button", "click-button-sequence", "click-checkboxes",
+    "click-checkboxes-large", "click-checkboxes-soft", "click-checkboxes-transfer", "click-collapsible",
+    "click-collapsible-2", "click-color", "click-dialog", "click-dialog-2", "click-link", "click-menu",
+    "click-menu-2", "click-option", "click-pie", "click-scroll-list", "click-shades", "click-shape",
+    "click-tab", "click-tab-2", "click-tab-2-easy", "click-tab-2-hard", "click-tab-2-medium", "click-test",
+    "click-test-2", "click-test-transfer", "click-widget", "copy-paste", "copy-paste-2", "count-shape",
+    "count-sides", "drag-box", "drag-cube", "drag-item", "drag-items", "drag-items-grid", "drag-shapes",
+    "drag-sort-numbers", "email-inbox", "email-inbox-delete", "email-inbox-forward", "email-inbox-forward-nl",
+    "email-inbox-forward-nl-turk", "email-inbox-important", "email-inbox-nl-turk", "email-inbox-noscroll",
+    "email-inbox-reply", "email-inbox-star-reply", "enter-date", "enter-password", "enter-text",
+    "enter-text-2", "enter-text-dynamic", "enter-time", "find-midpoint", "find-word", "focus-text",
+    "focus-text-2", "grid-coordinate", "guess-number", "highlight-text", "highlight-text-2", "identify-shape",
+    "login-user", "login-user-popup", "moving-items", "multi-layouts", "multi-orderings", "navigate-tree",
+    "number-checkboxes", "read-table", "read-table-2", "resize-textarea", "right-angle", "scroll-text",
+    "scroll-text-2", "search-engine", "simon-says", "simple-algebra", "simple-arithmetic", "social-media",
+    "social-media-all", "social-media-some", "terminal", "text-editor", "text-transform", "tic-tac-toe",
+    "unicode-test", "use-autocomplete", "use-colorwheel", "use-colorwheel-2", "use-slider", "use-slider-2",
+    "use-spinner", "visual-addition",
+)
+"""CC-Net's 104 MiniWoB++ tasks (Humphreys et al. 2022, appendix Table 3: the rows of
+``navrl/experiments/configs/miniwob_anchors.csv``). ``drag-item`` is not a page of the
+installed package (which has ``drag-items``, also in the list)."""
+
+TABLE_23_TASKS: tuple[str, ...] = (
+    "click-button", "click-checkboxes", "click-dialog", "click-link", "click-option", "click-test",
+    "choose-list", "enter-password", "enter-text", "focus-text", "login-user", "use-autocomplete",
+    "click-tab", "click-tab-2", "click-test-2", "click-widget", "navigate-tree", "search-engine",
+    "email-inbox", "social-media", "click-button-sequence", "focus-text-2", "enter-text-2",
+)
+"""The 23 tasks of docs/results/miniwob/results.md (``navrl experiment miniwob``'s default config)."""
+
+MINIWOB_NOT_RUNNING: dict[str, str] = {
+    "book-flight": "no reward in random play (a long form, a date picker, Search, then Book); not shown to run",
+    "book-flight-nodelay": "no reward in random play (as book-flight); not shown to run",
+    "chase-circle": "real-time: the circle moves on its own",
+    "click-pie": "a reset shows another page: the pie is still growing when the episode starts",
+    "drag-items": "no reward in random play: needs a mouse drag (jQuery UI sortable); a touch swipe sends no mouse moves",
+    "drag-items-grid": "no reward in random play: needs a mouse drag (as drag-items)",
+    "email-inbox": "no reward in random play: its icon buttons (trash, star, send) have no text or label, so navrl's "
+                   "UI tree does not list them",
+    "email-inbox-delete": "as email-inbox: the trash icon is not in the UI tree",
+    "email-inbox-forward": "as email-inbox: the send icon is not in the UI tree",
+    "email-inbox-forward-nl-turk": "as email-inbox: the send icon is not in the UI tree",
+    "email-inbox-important": "as email-inbox: the icon buttons are not in the UI tree",
+    "email-inbox-noscroll": "as email-inbox: the icon buttons are not in the UI tree",
+    "email-inbox-star-reply": "as email-inbox: the star and send icons are not in the UI tree",
+    "form-sequence-3": "a reset in place shows another page: its start code appends to the last episode's inputs",
+    "guess-number": "no reward in random play (needs digits typed until the guess is right); not shown to run",
+    "hover-shape": "no reward in random play: needs a mouse hover, which a tap is not",
+    "moving-items": "real-time: the items move on their own",
+    "order-food": "a reset shows another page: an image is in the tree on one start and not on another",
+    "scroll-text-2": "the same swipes end with another reward on replay (how far a swipe scrolls decides it)",
+    "simon-says": "real-time: the sequence is shown as timed flashes",
+    "social-media": "the same actions end differently on replay (not looked into)",
+    "social-media-all": "no reward in random play (not looked into); not shown to run",
+    "social-media-some": "no reward in random play (not looked into); not shown to run",
+    "stock-market": "real-time: the price changes on its own",
+    "terminal": "real-time (a blinking cursor), and it needs the Enter key, which navrl's type action does not send",
+}
+"""Task pages of the installed package that do not run in navrl's Chromium device with a
+deterministic reward, and why (``bench/miniwob_probe.py``; docs/results/miniwob/breadth.md).
+Naming one in ``--tasks`` still runs it; the groups ``all`` and ``ccnet`` leave them out."""
+
+MINIWOB_GROUPS: dict[str, str] = {
+    "all": "every task page of the installed package that runs with a deterministic reward",
+    "ccnet": "CC-Net's 104 tasks, those the installed package has and that run",
+    "table23": "the 23 tasks of docs/results/miniwob/results.md (navrl experiment miniwob), as they were",
+    "scripted": "the tasks with a scripted solution (the suite's default)",
+}
+"""Names ``--tasks`` takes besides task names (:func:`miniwob_group`)."""
+
+
+def miniwob_group(name: str) -> tuple[str, ...]:
+    """The tasks of group ``name`` (:data:`MINIWOB_GROUPS`), in a fixed order. ``all`` and
+    ``ccnet`` hold only pages of the installed package that run (none of
+    :data:`MINIWOB_NOT_RUNNING`); ``table23`` and ``scripted`` are fixed lists (the committed
+    run's 23 tasks keep the two of them that are not shown to run)."""
+    if name not in MINIWOB_GROUPS:
+        raise TaskError(f"unknown MiniWoB task group {name!r} (groups: {', '.join(MINIWOB_GROUPS)})")
+    if name in ("table23", "scripted"):
+        return TABLE_23_TASKS if name == "table23" else tuple(MINIWOB_TASKS)
+    installed = set(miniwob_installed_tasks())
+    pick = sorted(installed) if name == "all" else CCNET_TASKS
+    return tuple(t for t in pick if t in installed and t not in MINIWOB_NOT_RUNNING)
+
+
+def resolve_miniwob_names(names: Any) -> tuple[str, ...]:
+    """Task names with group names (:data:`MINIWOB_GROUPS`) expanded, in order, each once;
+    empty -> the suite's default (the scripted tasks). Any page of the installed package is a
+    task; anything else raises :class:`TaskError`."""
+    out: dict[str, None] = {}
+    installed: set[str] | None = None
+    for x in names or ():
+        if x in MINIWOB_GROUPS:
+            out.update(dict.fromkeys(miniwob_group(x)))
+            continue
+        if x not in MINIWOB_TASKS:
+            installed = set(miniwob_installed_tasks()) if installed is None else installed
+            if x not in installed:
+                raise TaskError(f"unknown MiniWoB task {x!r}: neither a group ({', '.join(MINIWOB_GROUPS)}) nor a "
+                                f"page of the installed miniwob package ({len(installed)} pages)")
+        out[x] = None
+    return tuple(out) or tuple(MINIWOB_TASKS)
+
+
 MINIWOB_ROOT = "miniwob:html"
 MINIWOB_WIDTH = 160
 
@@ -198,15 +306,9 @@ def miniwob_tasks(n: int | None = None, seed: int = 0, names: list[str] | None =
                   phone: str = "iphone") -> list[WebTaskSpec]:
     """The first ``n`` instances of the ``miniwob`` suite (default: two per task), tasks taken
     round-robin; ``seed`` selects a different, non-overlapping block of instance seeds.
-    ``names`` may name any page of the installed package, scripted or not."""
-    names = list(names or MINIWOB_TASKS)
-    bad = [x for x in names if x not in MINIWOB_TASKS]
-    if bad:     # any page of the installed package is a task (without a scripted solution)
-        installed = set(miniwob_installed_tasks())
-        bad = [x for x in bad if x not in installed]
-    if bad:
-        raise TaskError(f"unknown MiniWoB task {bad[0]!r}: neither in the suite ({', '.join(MINIWOB_TASKS)}) "
-                        f"nor a page of the installed miniwob package ({len(installed)} pages)")
+    ``names`` may name any page of the installed package, scripted or not, and groups
+    (:data:`MINIWOB_GROUPS`: ``all``, ``ccnet``, ``table23``, ``scripted``)."""
+    names = list(resolve_miniwob_names(names))
     n = 2 * len(names) if n is None else n
     base = seed * 100_000
     return [miniwob_task(names[i % len(names)], base + i // len(names), phone=phone) for i in range(n)]
