@@ -11,7 +11,7 @@ import torch
 
 from navrl.agent.planner import PlannerContext
 from navrl.agent.policy.pointer import PointerConfig, PointerPlanner, phone_world_vocabulary
-from navrl.agent.policy.pointer.features import FEATURE_LAYOUT, NODE_FEATS, context_prompt
+from navrl.agent.policy.pointer.features import _COL_USED_APP, FEATURE_LAYOUT, NODE_FEATS, context_prompt
 from navrl.agent.policy.pointer.planner import widen_node_inputs
 from navrl.observation import Observation, UINode
 
@@ -42,34 +42,35 @@ def test_the_prompt_lists_used_apps_only_when_there_are_some():
 
 def test_the_node_naming_a_used_app_is_flagged_and_no_other():
     pol = _planner()
-    col = NODE_FEATS - 1
+    col = _COL_USED_APP
     fresh = pol.state(context_prompt(_home_ctx()))
     used = pol.state(context_prompt(_home_ctx(["Maps"])))
     assert fresh.node_feats[:, col].tolist() == [0.0, 0.0, 0.0, 0.0]
     assert used.node_feats[:, col].tolist() == [1.0, 0.0, 0.0, 0.0]
     # every other input of the two states is the same
-    assert (fresh.node_feats[:, :col] == used.node_feats[:, :col]).all()
+    other = [c for c in range(NODE_FEATS) if c != col]
+    assert (fresh.node_feats[:, other] == used.node_feats[:, other]).all()
 
 
 def test_a_new_planner_starts_with_a_zero_weight_for_the_column_and_training_can_move_it():
     pol = _planner()
     w = pol.model.node_in.weight
-    assert w.shape[1] == NODE_FEATS and torch.count_nonzero(w[:, -1]) == 0
-    assert torch.count_nonzero(w[:, :-1]) > 0
+    assert w.shape[1] == NODE_FEATS and torch.count_nonzero(w[:, _COL_USED_APP]) == 0
+    assert torch.count_nonzero(w[:, :_COL_USED_APP]) > 0
     # the flag reaches the loss: a gradient on the column when the flag is on
     prompt = context_prompt(_home_ctx(["Maps"]))
     d = pol.decide(prompt)
     out = pol.score([prompt], [d.ids()])
     out.logprobs.sum().backward()
-    assert float(w.grad[:, -1].abs().sum()) > 0
+    assert float(w.grad[:, _COL_USED_APP].abs().sum()) > 0
 
 
 def test_a_planner_saved_before_the_column_loads_and_decides_as_before():
     pol = _planner(seed=3)
     state = pol.state_dict_all()
     # the same planner as an earlier navrl saved it: 27 node columns, layout saying so
-    old = {**state, "model": {**state["model"], "node_in.weight": state["model"]["node_in.weight"][:, :-1].clone()},
-           "layout": {**FEATURE_LAYOUT, "node": NODE_FEATS - 1}}
+    old = {**state, "model": {**state["model"], "node_in.weight": state["model"]["node_in.weight"][:, :27].clone()},
+           "layout": {**FEATURE_LAYOUT, "node": 27}}
     widened = widen_node_inputs(old)
     assert widened["layout"] == FEATURE_LAYOUT
     assert torch.equal(widened["model"]["node_in.weight"], state["model"]["node_in.weight"])

@@ -52,7 +52,7 @@ MAX_SPAN_CTX = 16     # pieces per goal/answer span
 MAX_SPAN_SCREEN = 8   # pieces per on-screen span
 N_PLACEHOLDERS = 128
 
-NODE_FEATS = 28
+NODE_FEATS = 29
 CTX_FEATS = 6
 GLOBAL_FEATS = 5
 CAND_FEATS = 16
@@ -501,12 +501,36 @@ _NODE_BASE_FEATS = 14 + 9
 """Node features that depend on the node, goal and answers only: 14 flags and box values, 9 alignment
 (:func:`_node_row`); the history columns follow them."""
 _COL_IN_HIST, _COL_LAST = _NODE_BASE_FEATS, _NODE_BASE_FEATS + 1
-_COL_USED_APP = NODE_FEATS - 1
-"""The last node column: the node's label names an app used earlier in the episode (the home
-screen's icon of the first app of a multi-app task, once the planner has left it): what tells
-"open the next app" from "open the app the goal names first". Added last so that a planner saved
-with 27 node columns loads with a zero weight for it
-(:func:`navrl.agent.policy.pointer.planner.widen_node_inputs`)."""
+_COL_USED_APP = 27
+"""The node's label names an app used earlier in the episode (the home screen's icon of the first
+app of a multi-app task, once the planner has left it): what tells "open the next app" from "open
+the app the goal names first". Appended after the first 27 columns so that a planner saved with
+27 node columns loads with a zero weight for it
+(:func:`navrl.agent.policy.pointer.planner.widen_node_inputs`); so are the columns after it."""
+_COL_ORDINAL = 28
+"""The goal names this node's place among the nodes of its role: "the 3rd input" flags the third
+text field, "the first link" the first link, "the last checkbox" the last check box (issue #28,
+focus-text-2). Nodes are counted in the tree's (document) order."""
+
+_ORDINAL_WORDS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7,
+                  "eighth": 8, "ninth": 9, "tenth": 10, "last": -1}
+_ORDINAL = re.compile(r"(?<![a-z0-9])(?:(\d{1,2})(?:st|nd|rd|th)|(" + "|".join(_ORDINAL_WORDS) + r"))(?![a-z0-9])")
+
+
+@lru_cache(maxsize=20_000)
+def goal_ordinals(goal: str) -> tuple[int, ...]:
+    """The places the goal names, in order: "the 3rd input" -> (3,), "first ... second" -> (1, 2);
+    "last" is -1."""
+    return tuple(int(m.group(1)) if m.group(1) else _ORDINAL_WORDS[m.group(2)] for m in _ORDINAL.finditer(goal.lower()))
+
+
+def _ordinal_rows(ordinals: tuple[int, ...], roles: list[int]) -> list[int]:
+    """The nodes that are the k-th (or the last, k = -1) of their role for some k of ``ordinals``."""
+    by_role: dict[int, list[int]] = {}
+    for i, r in enumerate(roles):
+        by_role.setdefault(r, []).append(i)
+    return sorted({same[k - 1 if k > 0 else k] for k in ordinals for same in by_role.values()
+                   if k != 0 and (k <= len(same) if k > 0 else True)})
 
 
 def _screen(goal: str, ans_texts: tuple, app: str, nodes: list, vocab: Vocab) -> _Screen:
@@ -575,7 +599,7 @@ def _screen(goal: str, ans_texts: tuple, app: str, nodes: list, vocab: Vocab) ->
         has_focus |= bool(focused)
         if lab_n:
             label_rows.setdefault(lab_n, []).append(i)
-        node_feats.append(f + (0.0, 0.0, min(i, 95) / 95.0, float(app_l == lab_n), 0.0))
+        node_feats.append(f + (0.0, 0.0, min(i, 95) / 95.0, float(app_l == lab_n), 0.0, 0.0))
         match_ctx.extend((i, c) for c in cols)
         node_accept.append(acc)
         # on-screen text pieces and their candidate spans (answers are read off the screen)
@@ -591,6 +615,10 @@ def _screen(goal: str, ans_texts: tuple, app: str, nodes: list, vocab: Vocab) ->
         blocks.append((_ctx_block(seg, s, n), r0))
     blocks.append((_fixed_block(), scr_row0 + len(scr_ids)))
     cb = _join_cands(blocks)
+    nf = np.asarray(node_feats, np.float32).reshape(-1, NODE_FEATS)
+    ordinals = goal_ordinals(goal)
+    if ordinals:
+        nf[_ordinal_rows(ordinals, node_role), _COL_ORDINAL] = 1.0
     accept = np.asarray(node_accept, bool).reshape(-1, K)
     kind_mask = np.ones(K, bool)
     for kname in NODE_KINDS:
@@ -602,7 +630,7 @@ def _screen(goal: str, ans_texts: tuple, app: str, nodes: list, vocab: Vocab) ->
         np.asarray(ctx_feats, np.float32).reshape(-1, CTX_FEATS), dict(ids.ph),
         np.asarray(node_role, i64), np.asarray(label_ids, i64), np.asarray(label_n, i64), np.asarray(value_ids, i64),
         np.asarray(value_n, i64),
-        np.asarray(node_feats, np.float32).reshape(-1, NODE_FEATS), node_labels, accept,
+        nf, node_labels, accept,
         np.asarray(match_ctx, i64).reshape(-1, 2), np.asarray(scr_ids, i64), np.asarray(scr_node, i64),
         np.asarray(scr_pos, i64), tuple(ents), {k: np.asarray(v, i64) for k, v in label_rows.items()},
         frozenset(norm(str(n[1])) for n in nodes), has_focus, len(nodes), kind_mask, cb)
