@@ -175,3 +175,101 @@ def test_the_goals_word_order_is_expressible_with_todays_inputs():
     firsts = [nodes[pol.decide(_prompt(g, nodes)).arg].label for g in
               ("Click button Send, then click button Edit.", "Click button Edit, then click button Send.")]
     assert firsts == ["Send", "Edit"]
+
+
+# ============================================================== a case transform of a goal span
+NAMES = ["Kasey", "Ronnie", "Tomas", "Aileen", "Brett", "Damon", "Elva", "Fidel", "Gwyn", "Hollis", "Ingrid",
+         "Jarvis", "Kenna", "Lorne", "Maris", "Nolan", "Odell", "Petra", "Quinn", "Rosalie", "Shea", "Tobin",
+         "Ulla", "Verna", "Wade", "Xenia", "Yves", "Zelda", "Abner", "Bettina"]
+
+
+def _case_screen(goal: str) -> list[UINode]:
+    """enter-text-2's page once the field is focused: the query, the field, Submit."""
+    return [UINode("q", "text", goal, (0, 0, W, 30)),
+            UINode("f", "textfield", "text field", (5, 40, 150, 56), focused=True, actions=("tap",)),
+            UINode("s", "button", "Submit", (5, 60, 60, 76), actions=("tap",))]
+
+
+def _case_goal(word: str, case: str) -> str:
+    return f'Type "{word}" in all {case} case letters in the text input and press Submit.'
+
+
+def _case_demos(words: list[str], pol: PointerPlanner) -> list[tuple[str, list[int]]]:
+    out = []
+    for k, w in enumerate(words):
+        case = ("upper", "lower")[k % 2]
+        goal = _case_goal(w, case)
+        p = _prompt(goal, _case_screen(goal))
+        want = w.upper() if case == "upper" else w.lower()
+        out.append((p, Decision(KIND_ID["type"], pol.state(p).cand_text.index(want)).ids()))
+    return out
+
+
+def test_case_twins_are_typable_goal_spans_in_the_case_the_goal_asks_for(monkeypatch):
+    assert F.goal_case(_case_goal("Kasey", "upper")) == "upper" and F.goal_case(_case_goal("x", "lower")) == "lower"
+    assert F.goal_case("Type it in CAPITAL LETTERS") == "upper" and F.goal_case("the case of the showcase") is None
+    pol = _planner()
+    goal = _case_goal("Kasey", "upper")
+    e = pol.state(_prompt(goal, _case_screen(goal)))
+    twins = [i for i in range(len(e.cand_text)) if e.cand_feats[i, F._COL_CASE] == 1.0]
+    assert "KASEY" in [e.cand_text[i] for i in twins]
+    assert all(e.cand_text[i] == e.cand_text[i].upper() and e.cand_use[i].tolist() == [True, False, False]
+               for i in twins)
+    assert twins == list(range(len(e.cand_text) - len(twins), len(e.cand_text)))     # after every other candidate
+    # without the case words, or with the twins off, the same candidates as before and no twin
+    _without(monkeypatch, "goal_case", lambda g: None)
+    plain = _planner().state(_prompt(goal, _case_screen(goal)))
+    assert plain.cand_text == e.cand_text[:len(e.cand_text) - len(twins)] and "KASEY" not in plain.cand_text
+    assert not plain.cand_feats[:, F._COL_CASE].any()
+    # the column was appended with a zero weight (after the kind's one-hot): a new planner's twin
+    # scores as its original, so its greedy choice is the original (the first of the tie)
+    w = pol.model.cand_w[0].weight
+    assert w.shape[1] == F.CAND_FEATS + F.K and torch.count_nonzero(w[:, -1]) == 0
+    assert pol.decide(_prompt(goal, _case_screen(goal))).arg not in twins
+
+
+def test_cloned_with_case_twins_the_planner_types_the_goals_word_in_the_asked_case():
+    """Cloned from 20 enter-text-2-like states, the planner types the goal's word upper- or
+    lower-cased as the goal asks on 10 words it has not seen; without the twins no candidate
+    holds that text (the step is not expressible: no decision for the demonstration)."""
+    pol = _planner()
+    train, test = _case_demos(NAMES[:20], pol), _case_demos(NAMES[20:], pol)
+    _clone(pol, train)
+    assert _hits(pol, test) == len(test)
+    goal = _case_goal("Rosalie", "upper")
+    from navrl.agent.policy.pointer.features import render_step
+    p = _prompt(goal, _case_screen(goal))
+    assert render_step(pol.decide(p), pol.state(p), []) == 'Type "ROSALIE"'
+    goal = _case_goal("Rosalie", "lower")
+    p = _prompt(goal, _case_screen(goal))
+    assert render_step(pol.decide(p), pol.state(p), []) == 'Type "rosalie"'
+    assert pol.encode_demo(p, 'Reasoning: r\nStep: Type "rosalie"\nRemaining: r') is not None
+
+
+def test_without_case_twins_the_asked_case_is_not_expressible(monkeypatch):
+    _without(monkeypatch, "goal_case", lambda g: None)
+    pol = _planner()
+    goal = _case_goal("Rosalie", "upper")
+    assert pol.encode_demo(_prompt(goal, _case_screen(goal)), 'Reasoning: r\nStep: Type "ROSALIE"\nRemaining: r') is None
+
+
+def test_a_planner_saved_before_the_case_column_loads_and_decides_as_before():
+    from navrl.agent.policy.pointer.features import FEATURE_LAYOUT
+    from navrl.agent.policy.pointer.planner import widen_node_inputs
+    pol = _planner(seed=4)
+    state = pol.state_dict_all()
+    old = {**state, "model": {**state["model"], "cand_w.0.weight": state["model"]["cand_w.0.weight"][:, :-1].clone(),
+                              "node_in.weight": state["model"]["node_in.weight"][:, :28].clone()},
+           "layout": {**FEATURE_LAYOUT, "cand": 16, "node": 28}}        # as navrl saved it before issue #28
+    widened = widen_node_inputs(old)
+    assert widened["layout"] == FEATURE_LAYOUT
+    assert torch.equal(widened["model"]["cand_w.0.weight"], state["model"]["cand_w.0.weight"])
+    loaded = PointerPlanner.from_state(old)
+    goal = _case_goal("Kasey", "lower")
+    for p in (_prompt(goal, _case_screen(goal)), _prompt("Focus into the 2nd input textbox.",
+                                                          _fields_screen(random.Random(2), 3)[0])):
+        a, b = pol.decide(p), loaded.decide(p)
+        assert a.ids() == b.ids()
+        assert torch.allclose(pol.score([p], [a.ids()]).logprobs, loaded.score([p], [b.ids()]).logprobs)
+    bad = {**old, "layout": {**old["layout"], "cand": 15}}
+    assert widen_node_inputs(bad) is bad          # a width no release had is left for the loader to refuse

@@ -55,7 +55,7 @@ N_PLACEHOLDERS = 128
 NODE_FEATS = 29
 CTX_FEATS = 6
 GLOBAL_FEATS = 5
-CAND_FEATS = 16
+CAND_FEATS = 17
 HIST_FEATS = 3
 
 FEATURE_LAYOUT = {"node": NODE_FEATS, "ctx": CTX_FEATS, "global": GLOBAL_FEATS, "cand": CAND_FEATS, "hist": HIST_FEATS,
@@ -614,6 +614,9 @@ def _screen(goal: str, ans_texts: tuple, app: str, nodes: list, vocab: Vocab) ->
         seg, s, _ = ctx_src[si]
         blocks.append((_ctx_block(seg, s, n), r0))
     blocks.append((_fixed_block(), scr_row0 + len(scr_ids)))
+    case = goal_case(goal)
+    if case is not None and ctx_rows[0][2]:    # after every other candidate: their indices stay
+        blocks.append((_case_block(goal, ctx_rows[0][2], case), ctx_rows[0][1]))
     cb = _join_cands(blocks)
     nf = np.asarray(node_feats, np.float32).reshape(-1, NODE_FEATS)
     ordinals = goal_ordinals(goal)
@@ -748,7 +751,39 @@ def _cand_feats(src: int, txt: str, ps: list[Piece], a: int, b: int, quoted: boo
     numeric = float(bool(re.fullmatch(r"[\d\s.,:$%-]+", txt)))
     return [float(src == 0), float(src == 1), float(src == 2), float(src == 3), float(src == 4), whole,
             float(quoted), min(n, 16) / 16.0, numeric, float(txt[:1] == "$"),
-            float(any(c.isalpha() for c in txt)), float(txt[-1:] in ".!?")] + boundary_features(ps, a, b)
+            float(any(c.isalpha() for c in txt)), float(txt[-1:] in ".!?")] + boundary_features(ps, a, b) + [0.0]
+
+
+_COL_CASE = 16
+"""The last candidate column: the candidate is a goal span in the case the goal asks for ("Type
+"Kasey" in all upper case letters" -> ``KASEY``; issue #28, enter-text-2). Such twins follow
+every other candidate, exist only where the goal names a case (:func:`goal_case`) and the span
+changes, and can only be typed. Appended with a zero weight after the first 16 columns (the
+model puts it after the kind's one-hot: :data:`navrl.agent.policy.pointer.model.CAND_FEATS_FIRST`),
+so saved planners load and decide as before."""
+
+_CASE = re.compile(r"(?<![a-z])(upper|lower)[ -]?case(?![a-z])|(?<![a-z])(capital letters|all caps)(?![a-z])")
+
+
+@lru_cache(maxsize=20_000)
+def goal_case(goal: str) -> str | None:
+    """``"upper"`` or ``"lower"`` where the goal asks for text in that case (its first mention),
+    else None."""
+    m = _CASE.search(goal.lower())
+    if m is None:
+        return None
+    return m.group(1) or "upper"
+
+
+@lru_cache(maxsize=20_000)
+def _case_block(goal: str, n: int, case: str) -> _Cands:
+    """The typable spans of the goal's first ``n`` pieces in ``case``, where that changes them."""
+    rows = []
+    for a, b, txt, feats, use in _ctx_cands(0, goal, n):
+        twin = txt.upper() if case == "upper" else txt.lower()
+        if use[0] and twin != txt:
+            rows.append((a, b, twin, feats[:_COL_CASE] + (1.0,), (True, False, False)))
+    return _Cands.of(0, tuple(rows))
 
 
 # ---------------------------------------------------------------------------- decisions

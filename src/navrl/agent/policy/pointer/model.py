@@ -524,7 +524,9 @@ class PointerNet(nn.Module):
         self.scr_node = nn.Linear(d, d)
         self.scr_pos = nn.Embedding(32, d)
         self.fixed = nn.Embedding(2, d)
-        self.cand_w = nn.Sequential(nn.Linear(CAND_FEATS + K, d), nn.GELU(), nn.Linear(d, 1))
+        # [the first candidate columns; the kind's one-hot; columns appended since], zero-weighted
+        self.cand_w = nn.Sequential(_appended_zero_columns(nn.Linear(CAND_FEATS_FIRST + K, d), CAND_FEATS + K),
+                                    nn.GELU(), nn.Linear(d, 1))
         self.frame_head = nn.Sequential(nn.Linear(3 * d, d), nn.GELU(), nn.Linear(d, cfg.max_frames))
         sizes = [2, 64, K, 8, len(ROLES), 4, 1]
         assert [_SEG, _CPOS, _HK, _HP, _ROLE, _ET, _CLS, _BIAS] == [sum(sizes[:i]) for i in range(8)]
@@ -626,7 +628,8 @@ class PointerNet(nn.Module):
         onehot = F.one_hot(kb, K).to(feats.dtype).index_select(0, bk)
         s = (se[:, 0].index_select(0, tt(cat([e.cand_a for e in es]) + shift))
              + se[:, 1].index_select(0, tt(cat([e.cand_b for e in es]) + shift))
-             + _mlp(self.cand_w, torch.cat([feats, onehot], -1)).squeeze(-1))
+             + _mlp(self.cand_w, torch.cat([feats[:, :CAND_FEATS_FIRST], onehot, feats[:, CAND_FEATS_FIRST:]],
+                                           -1)).squeeze(-1))
         usable = tt(cat([e.cand_use for e in es]).reshape(-1, 3))
         ok = usable.gather(1, use.index_select(0, st_t).index_select(0, bk)[:, None]).squeeze(1)
         out = cls.new_full((B, pk.C), NEG).index_put((tt(states[b_k]), tt(j_k)), s.masked_fill(~ok, NEG))
@@ -650,6 +653,12 @@ class PointerNet(nn.Module):
             f = f.masked_fill(torch.arange(F_)[None] >= n_frames, NEG)
         return cls.new_full((cls.shape[0], F_), NEG).index_put((st_t,), f)
 
+
+CAND_FEATS_FIRST = 16
+"""The candidate columns the first layer of ``cand_w`` was initialised with, before the kind's
+one-hot; candidate columns appended since (the case twin's flag) follow the one-hot with zero
+weights, so a seed gives the same planner as before and saved planners widen by zero columns at
+the end (:func:`navrl.agent.policy.pointer.planner.widen_node_inputs`)."""
 
 NODE_FEATS_FIRST = 27
 """The node-input width the layer is initialised at; node columns appended since (the used-app

@@ -369,19 +369,33 @@ the used-app column; 28 -> 29: the ordinal column). A planner saved with such a 
 zero weights for the new columns, so it computes exactly what it computed before."""
 
 
+CAND_COLUMNS_ADDED = {16: 17}
+"""Candidate-input widths of earlier layouts -> the width after the columns appended since (16 ->
+17: the case twin's flag), for the first layer of ``cand_w`` (whose inputs end with them)."""
+
+_WIDENED = (("node", "node_in.weight", NODE_COLUMNS_ADDED, 0),
+            ("cand", "cand_w.0.weight", CAND_COLUMNS_ADDED, len(KIND_ID)))
+"""(layout key, weight, widths added, the weight's other inputs: the kind's one-hot for ``cand_w``)."""
+
+
 def widen_node_inputs(state: dict) -> dict:
-    """``state`` (:meth:`PointerPlanner.state_dict_all`) with its node-input weight widened by zero
-    columns when it was saved before node columns were appended (:data:`NODE_COLUMNS_ADDED`) and
-    differs from this layout in nothing else; otherwise ``state`` itself."""
+    """``state`` (:meth:`PointerPlanner.state_dict_all`) with its node-input and candidate-input
+    weights widened by zero columns at the end when it was saved before columns were appended
+    (:data:`NODE_COLUMNS_ADDED`, :data:`CAND_COLUMNS_ADDED`) and differs from this layout in
+    nothing else; otherwise ``state`` itself."""
     saved = state.get("layout")
-    if not saved or saved.get("node") == FEATURE_LAYOUT["node"]:
+    if not saved or saved == FEATURE_LAYOUT:
         return state
-    old = saved.get("node")
-    if NODE_COLUMNS_ADDED.get(old) != FEATURE_LAYOUT["node"] or {**saved, "node": FEATURE_LAYOUT["node"]} != FEATURE_LAYOUT:
+    model, layout = dict(state["model"]), dict(saved)
+    for key, name, added, others in _WIDENED:
+        old, now = saved.get(key), FEATURE_LAYOUT[key]
+        if old == now:
+            continue
+        w = model.get(name)
+        if added.get(old) != now or w is None or w.shape[1] != old + others:
+            return state
+        model[name] = torch.cat([w, w.new_zeros(w.shape[0], now - old)], dim=1)
+        layout[key] = now
+    if layout != FEATURE_LAYOUT:
         return state
-    w = state["model"].get("node_in.weight")
-    if w is None or w.shape[1] != old:
-        return state
-    model = dict(state["model"])
-    model["node_in.weight"] = torch.cat([w, w.new_zeros(w.shape[0], FEATURE_LAYOUT["node"] - old)], dim=1)
-    return {**state, "model": model, "layout": dict(FEATURE_LAYOUT)}
+    return {**state, "model": model, "layout": layout}
