@@ -273,3 +273,61 @@ def test_a_planner_saved_before_the_case_column_loads_and_decides_as_before():
         assert torch.allclose(pol.score([p], [a.ids()]).logprobs, loaded.score([p], [b.ids()]).logprobs)
     bad = {**old, "layout": {**old["layout"], "cand": 15}}
     assert widen_node_inputs(bad) is bad          # a width no release had is left for the loader to refuse
+
+
+# ============================================================== the widget's type
+WIDGETS = ["radio", "checkbox", "text", "textarea", "button"]
+
+
+def _widget_node(i: int, kind: str, text: str, y: int) -> UINode:
+    """One of click-widget's widgets as navrl's web device reads it."""
+    box = (5, y, 150, y + 16)
+    if kind in ("radio", "checkbox"):
+        return UINode(f"w{i}", kind, text, box, value="off", actions=("tap",))
+    if kind == "button":
+        return UINode(f"w{i}", "button", text, box, actions=("tap",))
+    return UINode(f"w{i}", "textfield", "text field", box, value=text, actions=("tap",),
+                  description="textarea" if kind == "textarea" else "")
+
+
+def _widget_demos(seed: int, n: int) -> list[tuple[str, list[int], set[int]]]:
+    """(prompt, the first right widget's tap, every right widget's index) of click-widget pages:
+    five widgets of random types with random words, the goal names one type on the page."""
+    rng = random.Random(seed)
+    out = []
+    for _ in range(n):
+        kinds = [rng.choice(WIDGETS) for _ in range(5)]
+        want = rng.choice(kinds)
+        nodes = [UINode("q", "text", f'Click on a "{want}" widget.', (0, 0, W, 20))]
+        nodes += [_widget_node(i, k, "".join(rng.choice("abcdefghij") for _ in range(4)), 25 + 20 * i)
+                  for i, k in enumerate(kinds)]
+        right = {i + 1 for i, k in enumerate(kinds) if k == want}
+        out.append((_prompt(nodes[0].label, nodes), _tap(min(right)), right))
+    return out
+
+
+def test_the_type_column_flags_the_widgets_the_goal_names_by_type():
+    pol = _planner()
+    nodes = [UINode("q", "text", "Click on a widget.", (0, 0, W, 20))] + [
+        _widget_node(i, k, "abc", 25 + 20 * i) for i, k in enumerate(WIDGETS)]
+    for want in WIDGETS:
+        e = pol.state(_prompt(f'Click on a "{want}" widget.', nodes))
+        flagged = [nodes[i].id for i in range(len(nodes)) if e.node_feats[i, F._COL_TYPE] == 1.0]
+        assert flagged == [f"w{WIDGETS.index(want)}"], (want, flagged)    # "text" is not the textarea
+    assert not pol.state(_prompt("Click on a widget.", nodes)).node_feats[:, F._COL_TYPE].any()
+    w = pol.model.node_in.weight
+    assert w.shape[1] == F.NODE_FEATS and torch.count_nonzero(w[:, F._COL_TYPE]) == 0
+    # a description reaches the prompt only where there is one: other prompts are unchanged
+    assert '"textarea"' in _prompt("x", nodes) and '"textarea"' not in _prompt("x", nodes[:4])
+
+
+def test_cloned_with_the_type_the_greedy_tap_is_a_widget_of_the_named_type(monkeypatch):
+    """Cloned from 60 click-widget-like pages, the planner taps a widget of the type the goal
+    names on 30 pages it has not seen — the text field and the textarea told apart by the
+    textarea's description; without the type column it cannot tell which widget the goal means."""
+    train, test = _widget_demos(0, 60), _widget_demos(1, 30)
+    pol = _clone(_planner(), [(p, d) for p, d, _ in train], steps=120)
+    assert sum(pol.decide(p).arg in right for p, _, right in test) == len(test)
+    _without(monkeypatch, "_names_type", lambda words, role, desc: 0.0)
+    blind = _clone(_planner(), [(p, d) for p, d, _ in train], steps=120)    # 12/30 when written
+    assert sum(blind.decide(p).arg in right for p, _, right in test) < len(test)

@@ -271,3 +271,26 @@ def test_a_page_outside_the_scripted_set_resets_and_rewards_deterministically_fo
         assert len(others | {start_a}) > 1               # the seed decides the problem
     finally:
         d.close()
+
+
+def test_click_widgets_read_as_their_types(host):
+    """click-widget's text widget (``type="input"``, which the browser reads as text) is a text
+    field, not a button; a <textarea> is a text field described as "textarea" — what the pointer
+    planner's widget-type input matches against the goal's "text" / "textarea" (issue #28)."""
+    from navrl.device.browser import BrowserDevice
+    d = BrowserDevice(host=host, phone="160x210@1", screenshots="off")
+    kinds = {"radio": ("radio", ""), "checkbox": ("checkbox", ""), "text": ("textfield", ""),
+             "textarea": ("textfield", "textarea"), "button": ("button", "")}
+    seen = set()
+    try:
+        for seed in range(6):
+            d.restore(miniwob_task("click-widget", seed, phone="160x210@1").web_snapshot())
+            obs = d.observe()
+            types = d.evaluate("Array.from(document.querySelectorAll('#area [data-type]'))"
+                               ".map(e => e.getAttribute('data-type'))")
+            widgets = [n for n in obs.nodes if n.role != "text"]
+            assert [(n.role, n.description) for n in widgets] == [kinds[t] for t in types], (seed, types)
+            seen |= set(types)
+    finally:
+        d.close()
+    assert {"text", "textarea"} <= seen

@@ -187,7 +187,8 @@ OBSERVE_JS = r"""
     if (t === 'A') return el.hasAttribute('href') ? 'link' : null;
     if (t === 'BUTTON' || t === 'SUMMARY') return 'button';
     if (t === 'INPUT') {
-      const ty = (el.getAttribute('type') || '').toLowerCase();
+      // the browser's own reading of the type: an unknown one (MiniWoB's type="input") is 'text'
+      const ty = (el.type || el.getAttribute('type') || '').toLowerCase();
       if (ty === 'hidden') return 'hidden';
       if (ty === 'checkbox') return 'checkbox';
       if (ty === 'radio') return 'radio';
@@ -333,7 +334,8 @@ OBSERVE_JS = r"""
     const box = toBox(r);
     if (!box) return;
     nodes.push({ id: (el.id ? '#' + el.id : el.tagName.toLowerCase() + ':' + k), role, label: cut(label, 200),
-                 bounds: box, enabled, focused, value, actions: acts });
+                 bounds: box, enabled, focused, value, actions: acts,
+                 desc: el.tagName === 'TEXTAREA' ? 'textarea' : '' });   // a multi-line text field says so
     k++;
   };
   const disabled = (el) => el.disabled === true || el.getAttribute('aria-disabled') === 'true' ||

@@ -52,7 +52,7 @@ MAX_SPAN_CTX = 16     # pieces per goal/answer span
 MAX_SPAN_SCREEN = 8   # pieces per on-screen span
 N_PLACEHOLDERS = 128
 
-NODE_FEATS = 29
+NODE_FEATS = 30
 CTX_FEATS = 6
 GLOBAL_FEATS = 5
 CAND_FEATS = 17
@@ -93,6 +93,8 @@ def _nodes_json(obs) -> tuple[str, list]:
         nodes.append([n.role, n.label or "", n.value or "", int(bool(n.enabled)), int(bool(n.focused)),
                       "".join(a[0] for a in n.actions),   # t(ap) l(ong_press) s(wipe)
                       [round(x0 / W, 3), round(y0 / H, 3), round(x1 / W, 3), round(y1 / H, 3)]])
+        if n.description:     # written only when there is one (a web textarea's "textarea")
+            nodes[-1].append(n.description)
     out = (json.dumps(nodes, separators=(",", ":")), nodes)
     return _NODE_ROWS.put(key, out) if key is not None else out
 
@@ -511,6 +513,22 @@ _COL_ORDINAL = 28
 """The goal names this node's place among the nodes of its role: "the 3rd input" flags the third
 text field, "the first link" the first link, "the last checkbox" the last check box (issue #28,
 focus-text-2). Nodes are counted in the tree's (document) order."""
+_COL_TYPE = 29
+"""The goal names this node's widget type: "button", "radio", "checkbox", "text"/"input" for a
+text field, "textarea" for a multi-line one (the web device's description of a <textarea>) ...
+(:data:`_TYPE_WORDS`; issue #28, click-widget: 'Click on a "textarea" widget.')."""
+_TYPE_WORDS = {"button": ("button",), "link": ("link",), "checkbox": ("checkbox",), "radio": ("radio",),
+               "textfield": ("text", "input", "textbox", "field"), "combobox": ("select", "dropdown"),
+               "slider": ("slider",), "switch": ("switch", "toggle"), "tab": ("tab",), "option": ("option",),
+               "image": ("image", "picture"), "menuitem": ("menu",)}
+_DESC_TYPE_WORDS = {"textarea": ("textarea",)}
+"""A node's description that names its type more precisely than its role (replacing the role's words)."""
+
+
+def _names_type(goal_words: frozenset, role: str, desc: str) -> float:
+    words = _DESC_TYPE_WORDS.get(desc) or _TYPE_WORDS.get(role, ())
+    return float(any(w in goal_words for w in words))
+
 
 _ORDINAL_WORDS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7,
                   "eighth": 8, "ninth": 9, "tenth": 10, "last": -1}
@@ -576,9 +594,10 @@ def _screen(goal: str, ans_texts: tuple, app: str, nodes: list, vocab: Vocab) ->
     texts: list[tuple[str, str]] = []
     has_focus = False
     app_l = app.lower()
+    goal_words = frozenset(w.lower() for w in re.findall(r"[A-Za-z]+", goal))
     memo = vocab._nodes
     for i, n in enumerate(nodes[:MAX_NODES]):
-        role, label, value, enabled, focused, acts, b = n
+        role, label, value, enabled, focused, acts, b, *more = n
         try:
             key = (goal, ans_texts, str(role), str(label), str(value), enabled, focused, acts, *b)
             row = memo.get(key)
@@ -599,7 +618,8 @@ def _screen(goal: str, ans_texts: tuple, app: str, nodes: list, vocab: Vocab) ->
         has_focus |= bool(focused)
         if lab_n:
             label_rows.setdefault(lab_n, []).append(i)
-        node_feats.append(f + (0.0, 0.0, min(i, 95) / 95.0, float(app_l == lab_n), 0.0, 0.0))
+        node_feats.append(f + (0.0, 0.0, min(i, 95) / 95.0, float(app_l == lab_n), 0.0, 0.0,
+                               _names_type(goal_words, str(role), str(more[0]) if more else "")))
         match_ctx.extend((i, c) for c in cols)
         node_accept.append(acc)
         # on-screen text pieces and their candidate spans (answers are read off the screen)

@@ -363,10 +363,11 @@ class PointerPlanner(Policy):
         return ScoredBatch(logp * mask, mask, ent * mask, cls)
 
 
-NODE_COLUMNS_ADDED = {27: 29, 28: 29}
+NODE_COLUMNS_ADDED = {27: 30, 28: 30, 29: 30}
 """Node-input widths of earlier layouts -> the width after the columns appended since (27 -> 28:
-the used-app column; 28 -> 29: the ordinal column). A planner saved with such a width loads with
-zero weights for the new columns, so it computes exactly what it computed before."""
+the used-app column; 28 -> 29: the ordinal column; 29 -> 30: the widget-type column). A planner
+saved with such a width loads with zero weights for the new columns, so it computes exactly what
+it computed before."""
 
 
 CAND_COLUMNS_ADDED = {16: 17}
