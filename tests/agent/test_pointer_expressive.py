@@ -118,9 +118,22 @@ def test_cloned_with_the_ordinal_the_greedy_tap_follows_the_goals_place(monkeypa
     train, test = _ordinal_demos(0, 48), _ordinal_demos(1, 24)
     pol = _clone(_planner(), train)
     assert _hits(pol, test) == len(test)
-    # one screen, three goals: three different taps
+    # one screen, three goals: three different taps, and the taps land there: alike nodes are
+    # told apart in the Step ("Tap the 3rd "text field""), which the grounder and the demonstration
+    # reader follow
     nodes, fields = _fields_screen(random.Random(5), 3)
     assert [pol.decide(_prompt(f"Focus into the {o} input textbox.", nodes)).arg for o in ORD[:3]] == fields
+    from navrl.agent.grounders.accessibility import AccessibilityGrounder
+    from navrl.agent.policy.pointer.features import render_step
+    obs = Observation(tuple(nodes), None, (W, H), "web")
+    for k, o in enumerate(ORD[:3]):
+        p = _prompt(f"Focus into the {o} input textbox.", nodes)
+        d = pol.decide(p)
+        step = render_step(d, pol.state(p), [])
+        assert step == ('Tap "text field"' if k == 0 else f'Tap the {o} "text field"')
+        a = AccessibilityGrounder().ground(step, obs)
+        assert (a.x, a.y) == nodes[fields[k]].center
+        assert pol.encode_demo(p, f"Reasoning: r\nStep: {step}\nRemaining: r") == d.ids()
     _without(monkeypatch, "goal_ordinals", lambda goal: ())
     blind = _clone(_planner(), train)
     assert _hits(blind, test) < len(test)
@@ -331,3 +344,23 @@ def test_cloned_with_the_type_the_greedy_tap_is_a_widget_of_the_named_type(monke
     _without(monkeypatch, "_names_type", lambda words, role, desc: 0.0)
     blind = _clone(_planner(), [(p, d) for p, d, _ in train], steps=120)    # 12/30 when written
     assert sum(blind.decide(p).arg in right for p, _, right in test) < len(test)
+
+
+def test_the_nth_step_form_parses_and_grounds_to_the_nth_node_so_labelled():
+    from navrl.agent.grounders.accessibility import AccessibilityGrounder
+    from navrl.agent.grounders.base import GroundingError
+    from navrl.agent.steps import ordinal, parse_step
+    assert [ordinal(k) for k in (1, 2, 3, 4, 11, 12, 13, 21, 22, 111)] == \
+        ["1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "22nd", "111th"]
+    c = parse_step('Tap the 3rd "text field"')
+    assert (c.kind, c.target, c.nth) == ("tap", "text field", 3)
+    assert parse_step('Long press the 2nd "Photo"').nth == 2
+    assert parse_step('Tap "3rd Street"').nth is None and parse_step('Tap "3rd Street"').target == "3rd Street"
+    nodes, fields = _fields_screen(random.Random(5), 3)
+    obs = Observation(tuple(nodes), None, (W, H), "web")
+    g = AccessibilityGrounder()
+    assert (g.ground('Tap "text field"', obs).x, g.ground('Tap "text field"', obs).y) == nodes[fields[0]].center
+    a = g.ground('Tap the 2nd "Text Field"', obs)          # case-insensitively, where nothing is exact
+    assert (a.x, a.y) == nodes[fields[1]].center
+    with pytest.raises(GroundingError, match="no 4th element"):
+        g.ground('Tap the 4th "text field"', obs)

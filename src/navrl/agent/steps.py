@@ -1,6 +1,7 @@
 """Step commands: the structured reading of a plan's ``Step`` line (docs/design.md §3 forms).
 
-``Tap "Search"`` · ``Long press "Photo 3"`` · ``Type "running shoes"`` · ``Swipe up`` ·
+``Tap "Search"`` · ``Tap the 3rd "text field"`` (the third element so labelled) ·
+``Long press "Photo 3"`` · ``Type "running shoes"`` · ``Swipe up`` ·
 ``Swipe left on "Recipe 2"`` · ``Go home`` · ``Ask user: <question>`` · ``Complete`` ·
 ``Complete: <answer>``. Anything else is kind ``unknown``: the grounder cannot act on it.
 """
@@ -19,6 +20,7 @@ class StepCommand:
     text: str | None = None    # typed text, question or answer
     direction: str | None = None
     raw: str = ""
+    nth: int | None = None     # tap / long press: the nth (1-based) of the elements so labelled
 
 
 def _norm_quotes(s: str) -> str:
@@ -37,6 +39,23 @@ def _quoted(s: str) -> str | None:
         return m.group(1)
     s = s.strip().rstrip(".")
     return s or None
+
+
+_NTH = re.compile(r'^(?:the\s+)?(\d{1,2})(?:st|nd|rd|th)\s+(".+")$', re.I | re.S)
+
+
+def _nth(body: str) -> tuple[int | None, str]:
+    """``the 3rd "text field"`` -> (3, ``"text field"``); anything else -> (None, body)."""
+    m = _NTH.match(body.strip())
+    if m and int(m.group(1)) >= 1:
+        return int(m.group(1)), m.group(2)
+    return None, body
+
+
+def ordinal(k: int) -> str:
+    """1 -> "1st", 2 -> "2nd", 3 -> "3rd", 11 -> "11th", 22 -> "22nd"."""
+    suffix = "th" if 10 <= k % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(k % 10, "th")
+    return f"{k}{suffix}"
 
 
 _SWIPE = re.compile(r"^(?:swipe|scroll)\s+(up|down|left|right)(?:\s+(?:on|over|at)\s+(.+))?$", re.I | re.S)
@@ -63,7 +82,8 @@ def parse_step(step: str) -> StepCommand:
         return StepCommand("swipe", target=tgt, direction=m.group(1).lower(), raw=raw)
     m = re.match(r"^(?:long[\s-]?press|press and hold|touch and hold)\s+(?:on\s+)?(.+)$", s, re.I | re.S)
     if m:
-        return StepCommand("long_press", target=_quoted(m.group(1)), raw=raw)
+        nth, body = _nth(m.group(1))
+        return StepCommand("long_press", target=_quoted(body), raw=raw, nth=nth)
     m = re.match(r"^type\s+(.+?)(?:\s+(?:into|in)\s+(?:the\s+)?\"([^\"]+)\"(?:\s+field)?)?$", s, re.I | re.S)
     if m:
         body = m.group(1).strip()
@@ -76,5 +96,6 @@ def parse_step(step: str) -> StepCommand:
         return StepCommand("type", target=m.group(2), text=text, raw=raw)
     m = re.match(r"^(?:tap|click|press|select|open|choose)\s+(?:on\s+)?(?:the\s+)?(.+)$", s, re.I | re.S)
     if m:
-        return StepCommand("tap", target=_quoted(m.group(1)), raw=raw)
+        nth, body = _nth(m.group(1))
+        return StepCommand("tap", target=_quoted(body), raw=raw, nth=nth)
     return StepCommand("unknown", raw=raw)

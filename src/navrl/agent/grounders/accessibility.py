@@ -10,7 +10,7 @@ import re
 
 from navrl.actions import Action
 from navrl.agent.grounders.base import Grounder, GroundingError
-from navrl.agent.steps import StepCommand
+from navrl.agent.steps import StepCommand, ordinal
 from navrl.observation import Observation, UINode
 
 
@@ -22,10 +22,17 @@ class AccessibilityGrounder(Grounder):
     def __init__(self, threshold: float = 0.8):
         self.threshold = threshold
 
-    def find(self, label: str, obs: Observation, want: str = "tap") -> UINode:
+    def find(self, label: str, obs: Observation, want: str = "tap", nth: int | None = None) -> UINode:
+        """The node ``label`` names (exact, then case- and spacing-insensitive, then fuzzy); with
+        ``nth``, the nth of the nodes with exactly that label (else insensitively), in screen order."""
         nodes = [n for n in obs.nodes if n.label]
         if not nodes:
             raise GroundingError("the screen has no labelled elements")
+        if nth is not None:
+            same = [n for n in nodes if n.label == label] or [n for n in nodes if _key(n.label) == _key(label)]
+            if len(same) < nth:
+                raise GroundingError(f"no {ordinal(nth)} element labelled {label!r} on screen ({len(same)} so labelled)")
+            return same[nth - 1]
 
         def best(cands: list[UINode]) -> UINode | None:
             if not cands:
@@ -54,7 +61,7 @@ class AccessibilityGrounder(Grounder):
         if cmd.kind in ("tap", "long_press"):
             if not cmd.target:
                 raise GroundingError(f"{cmd.kind} needs a target")
-            n = self.find(cmd.target, obs, "tap" if cmd.kind == "tap" else "long_press")
+            n = self.find(cmd.target, obs, "tap" if cmd.kind == "tap" else "long_press", cmd.nth)
             x, y = n.center
             return Action.tap(x, y) if cmd.kind == "tap" else Action.long_press(x, y)
         if cmd.kind == "type":

@@ -25,6 +25,7 @@ import numpy as np
 
 from navrl.agent.policy.pointer.text import (Piece, STOPWORDS, alignment, boundary_features, content_keys, norm,
                                              pieces, span_text, spans, trigrams)
+from navrl.agent.steps import ordinal
 from navrl.lru import BoundedCache
 from navrl.observation import UINode
 
@@ -836,10 +837,8 @@ def render_step(d: Decision, e: Encoded, frames: list[str]) -> str:
     k = KINDS[d.kind]
     if k in NODE_KINDS:
         label = e.node_labels[d.arg]
-        if k == "tap":
-            return f"Tap {_q(label)}"
-        if k == "long_press":
-            return f"Long press {_q(label)}"
+        if k in ("tap", "long_press"):
+            return f"{'Tap' if k == 'tap' else 'Long press'} {_nth_of(d.arg, KIND_ID[k], e)}{_q(label)}"
         return f"Swipe {k.split('_')[1]} on {_q(label)}"
     if k in ("swipe_up", "swipe_down"):
         return f"Swipe {k.split('_')[1]}"
@@ -853,6 +852,17 @@ def render_step(d: Decision, e: Encoded, frames: list[str]) -> str:
     if k == "answer":
         return f"Complete: {text}"
     return "Ask user: " + frames[d.frame].replace("{}", text)
+
+
+def _nth_of(i: int, k: int, e: Encoded) -> str:
+    """``"the 3rd "`` where node ``i`` is not the node its label alone grounds to (the first of the
+    nodes so labelled that accepts kind ``k``; :class:`AccessibilityGrounder`), else ``""``: alike
+    nodes ("text field", three times) are told apart by their place among those so labelled."""
+    same = [j for j, lab in enumerate(e.node_labels) if lab == e.node_labels[i]]
+    if len(same) < 2:
+        return ""
+    plain = next((j for j in same if e.node_accept[j][k]), same[0])
+    return "" if plain == i else f"the {ordinal(same.index(i) + 1)} "
 
 
 def render_text(d: Decision, e: Encoded, frames: list[str]) -> str:
@@ -911,6 +921,11 @@ def decision_for(step: str, e: Encoded, frames: list[str]) -> Decision | None:
         k = KIND_ID[c.kind if c.kind != "swipe" else f"swipe_{c.direction}"]
         if c.target is None:
             return None
+        if getattr(c, "nth", None):      # the nth of the nodes so labelled (the grounder's reading)
+            same = ([i for i, lab in enumerate(e.node_labels) if lab == c.target]
+                    or [i for i, lab in enumerate(e.node_labels) if norm(lab) == norm(c.target)])
+            i = same[c.nth - 1] if len(same) >= c.nth else -1
+            return Decision(k, i) if i >= 0 and e.node_accept[i][k] else None
         cands = [i for i, lab in enumerate(e.node_labels) if lab == c.target and e.node_accept[i][k]]
         cands = cands or [i for i, lab in enumerate(e.node_labels) if norm(lab) == norm(c.target)
                           and e.node_accept[i][k]]
