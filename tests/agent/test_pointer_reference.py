@@ -111,3 +111,52 @@ def test_the_phrase_test_is_the_regex_it_replaces():
         t = "".join(rng.choice("ab1 .-é") for _ in range(rng.randint(1, 3)))
         want = re.search(r"(?<![a-z0-9])" + re.escape(t) + r"(?![a-z0-9])", o) is not None
         assert _phrase_in(t, o) == want, (t, o)
+
+
+def test_repeated_states_are_encoded_once_with_the_same_decisions_log_probs_and_gradients():
+    """A batch whose states repeat (sibling rollouts' shared screens, one state with several
+    sampled decisions in a PPO minibatch) encodes each distinct state once and gathers its rows
+    per sample: the greedy decisions, seeded samples, log-probs and gradients of encoding every
+    sample on its own."""
+    import random
+    import torch
+    data = ps.load_states()
+    prompts = [s["prompt"] for s in data["states"]][:40]
+    ctxs = ps.contexts_of(prompts)
+    rng = random.Random(0)
+    idx = [rng.randrange(len(prompts)) for _ in range(100)]     # (a chunk and a half: 64 + 36)
+    p = ps.make_planner(data)
+    p.sample, p.temperature, p.explore = True, 0.7, 0.1
+    # seeded samples: the same draws from the generator whether or not the states repeat
+    p.generator.manual_seed(3)
+    shared = p.plan([ctxs[i] for i in idx])
+    p.generator.manual_seed(3)
+    p._cache.clear()
+    alone = []
+    orig_encode = p._encode
+    p._encode = lambda states: orig_encode(states) if len({id(e) for e in states}) == len(states) else \
+        _encode_each(p, states)
+    try:
+        alone = p.plan([ctxs[i] for i in idx])
+    finally:
+        p._encode = orig_encode
+    assert [o.token_ids for o in shared] == [o.token_ids for o in alone]
+    assert _max_diff([o.logprobs for o in shared], [o.logprobs for o in alone]) < 1e-5
+    pr, ids = [prompts[i] for i in idx], [o.token_ids for o in shared]
+
+    def scored_grad(score):
+        p.model.zero_grad()
+        lp = score()
+        lp.sum().backward()
+        return lp.detach(), torch.cat([q.grad.flatten() for q in p.model.parameters() if q.grad is not None])
+
+    lp1, g1 = scored_grad(lambda: p.score(pr, ids, 0.7).logprobs)
+    lp2, g2 = scored_grad(lambda: torch.cat([p.score([a], [b], 0.7).logprobs for a, b in zip(pr, ids)]))
+    assert (lp1 - lp2).abs().max() < 1e-5
+    assert (g1 - g2).abs().max() <= 1e-5 * g2.abs().max()
+
+
+def _encode_each(p, states):
+    """The chunk encoded with every sample's state a distinct object (no sharing)."""
+    import copy
+    return p.__class__._encode(p, [copy.copy(e) for e in states])

@@ -474,6 +474,46 @@ class Encoding:
         return out[:len(st)], out[len(st):]
 
 
+class Shared:
+    """Samples whose states repeat (sibling rollouts share their first screens; a PPO minibatch
+    holds one state with several sampled decisions), read as the heads read a :class:`Packed`
+    chunk of one state per sample: the encoder runs once per distinct state (``pk``, ``enc``)
+    and each sample gathers its state's rows (``of``: the sample's state in ``pk``), so the
+    gradients of a shared row add up over its samples — the loss and gradient of encoding
+    every sample on its own. What the heads read of a chunk: ``B``, ``states``, ``n_node``,
+    ``n_ctx``, ``kind_mask``, ``N``, ``C``; ``cls`` and :meth:`rows` as :class:`Encoding`'s."""
+
+    def __init__(self, pk: Packed, enc: "Encoding", of: np.ndarray):
+        self.pk, self.enc, self.of = pk, enc, of
+        of_t = torch.from_numpy(of)
+        self.B = len(of)
+        self.states = [pk.states[j] for j in of.tolist()]
+        self.n_node, self.n_ctx = pk.n_node[of], pk.n_ctx[of]
+        self.kind_mask = pk.kind_mask.index_select(0, of_t)
+        self.N, self.C = pk.N, pk.C
+        self.cls = enc.cls.index_select(0, of_t)
+
+    def rows(self, samples: np.ndarray, text: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
+        """:meth:`Encoding.rows` of ``samples`` (sorted sample indices): each distinct state's
+        rows computed once (its goal/answer rows where any of its samples wants them), then
+        gathered sample by sample."""
+        pk = self.pk
+        u = self.of[samples]
+        uu = np.unique(u)
+        k = np.searchsorted(uu, u)
+        text_u = np.zeros(len(uu), bool)
+        text_u[k[text]] = True
+        nodes_u, ctx_u = self.enc.rows(uu, text_u)
+        nn_u = pk.n_node[uu]
+        _, jn = _spots(nn_u[k])
+        node_at = np.repeat((np.cumsum(nn_u) - nn_u)[k], nn_u[k]) + jn
+        lc_u = np.where(text_u, pk.n_ctx[uu], 0)
+        kt = k[text]
+        _, jc = _spots(lc_u[kt])
+        ctx_at = np.repeat((np.cumsum(lc_u) - lc_u)[kt], lc_u[kt]) + jc
+        return nodes_u.index_select(0, torch.from_numpy(node_at)), ctx_u.index_select(0, torch.from_numpy(ctx_at))
+
+
 def node_rows_of(pk: Packed, have: np.ndarray, want: np.ndarray) -> torch.Tensor | None:
     """Where the node rows of chunk states ``want`` are among those of ``have`` (both sorted,
     ``want`` within ``have``; rows state by state); None when they are all of them."""

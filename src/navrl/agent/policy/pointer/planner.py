@@ -22,7 +22,7 @@ from navrl.agent.policy.pointer.features import (FEATURE_LAYOUT, KIND_ID, NODE_K
                                                  Vocab,
                                                  context_parts, context_prompt, decision_for, encode,
                                                  encode_parts, question_frame, render_text)
-from navrl.agent.policy.pointer.model import NEG, PointerConfig, PointerNet, node_rows_of, pack
+from navrl.agent.policy.pointer.model import NEG, PointerConfig, PointerNet, Shared, node_rows_of, pack
 from navrl.lru import BoundedCache
 
 _USE = {KIND_ID["type"]: 0, KIND_ID["answer"]: 1, KIND_ID["ask"]: 2}
@@ -196,10 +196,23 @@ class PointerPlanner(Policy):
         inverse[torch.tensor(order)] = torch.arange(B)
         return tuple(torch.cat(ts)[inverse] for ts in zip(*parts))
 
+    def _encode(self, states: list[Encoded]):
+        """(the chunk as the heads read it, its encoding): the encoder over each distinct state
+        once (states are cached per prompt: a repeated prompt is the same object) and the
+        samples gathering their state's rows (:class:`Shared`) when some state repeats."""
+        first: dict[int, int] = {}
+        of = np.fromiter((first.setdefault(id(e), len(first)) for e in states), np.int64, len(states))
+        if len(first) == len(states):
+            pk = pack(states)
+            return pk, self.model.encode(pk)
+        uniq = [states[i] for i in np.unique(of, return_index=True)[1].tolist()]
+        pk = pack(uniq)
+        sh = Shared(pk, self.model.encode(pk), of)
+        return sh, sh
+
     def _forward_chunk(self, states: list[Encoded], kinds: torch.Tensor | None, args: torch.Tensor | None,
                        frames: torch.Tensor | None, temperature: float, choose: bool):
-        pk = pack(states)
-        enc = self.model.encode(pk)
+        pk, enc = self._encode(states)
         cls = enc.cls
         B = cls.shape[0]
         T = temperature
