@@ -3,7 +3,9 @@ into rollout (planner, devices, grounder) / judge / advantages / update — the 
 again into its PPO term, its supervised terms (the preset's PPO-ptx), the backward passes
 with the optimiser steps, and the critic's fit — for the pointer planner (the `demo`
 preset's, target <= 3 s per update on 2 cores, issue #27) and, with `--text`, the tiny text
-planner (`demo-text`, target <= 60 s). The last line gives each phase's mean over the updates.
+planner (`demo-text`, target <= 60 s). The last line gives each phase's mean over the updates,
+and the process's CPU seconds per update (every thread: the work done, steadier than the wall
+clock on a machine other jobs load).
 
 The planner is first warm-started with a short SFT (realistic decisions, not noise).
 Prints; asserts nothing. Usage: python bench/train_speed.py [UPDATES] [--text] [--threads N]
@@ -46,13 +48,14 @@ def main() -> None:
         print(f"{name}: short SFT warm start {time.perf_counter() - t0:.0f} s ({policy.n_params():,} parameters), "
               f"{a.threads} torch threads")
         tr = Trainer(policy, cfg, tmp, log=False, sft_demos=demos if cfg.policy.sft_coef > 0 else None)
-        walls, phases = [], []
+        walls, cpus, phases = [], [], []
         for _ in range(a.updates):
             rt0 = dict(tr.runner.timings)
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             m = tr.train_step().metrics
             wall = time.perf_counter() - t0
             walls.append(wall)
+            cpus.append(time.process_time() - c0)
             tm = m["time"]
             rt = {k: tr.runner.timings[k] - rt0[k] for k in rt0}
             ph = {"rollout": tm["rollout"] - tm["judge"], "planner": rt["planner"], "devices": rt["device"],
@@ -61,12 +64,12 @@ def main() -> None:
                   "backward+step": tm.get("update_step", 0.0), "critic": tm.get("update_critic", 0.0)}
             phases.append(ph)
             print(f"update {tr.update} ({'critic warm-up' if m['policy_frozen'] else 'policy + critic'}): "
-                  f"{wall:5.1f} s  = {_split(ph)}  "
+                  f"{wall:5.1f} s (CPU {cpus[-1]:.1f} s) = {_split(ph)}  "
                   f"[{m['samples']} planner outputs, mean length {m['episode_length']:.1f}] "
                   f"-> {wall / target:.2f}x the {target:.0f} s target")
         mean = sum(walls) / len(walls)
         avg = {k: sum(p[k] for p in phases) / len(phases) for k in phases[0]}
-        print(f"mean {mean:.1f} s per update over {len(walls)} updates = {_split(avg)} "
+        print(f"mean {mean:.1f} s per update (CPU {sum(cpus) / len(cpus):.2f} s) over {len(walls)} updates = {_split(avg)} "
               f"-> {mean / target:.2f}x the {target:.0f} s target")
 
 
