@@ -104,19 +104,23 @@ class TaskOracle:
         is changed) with no answers, asks answered by the simulated user, as
         :func:`~navrl.worlds.phone.expert.run_expert` plays it with ``max_steps=cap + 4``.
 
-        The expert is deterministic and reads the world's state and its memory alone, so from
-        a state this run passes through before its first ask, the expert's run is the rest of
-        this one. ``memo``: each such state's run is remembered (``_TAILS``, by the state
-        without its step counter, which only fault injection reads: sibling rollouts'
-        detours and returns lead to the same states at other step counts), and a replay that
-        reaches a remembered state takes the rest of its run from there — where that gives
-        exactly what the whole replay under the step budget gives (else: the whole replay)."""
+        The expert is deterministic and reads the world's state and its memory (the answers
+        it has been given) alone, so from a state this run passes through, with the answers
+        given so far, the expert's run is the rest of this one. ``memo``: each such (state,
+        answers)'s run is remembered (``_TAILS``, by the state without its step counter,
+        which only fault injection reads: sibling rollouts' detours and returns lead to the
+        same states at other step counts), and a replay that reaches a remembered (state,
+        answers) takes the rest of its run from there — where that gives exactly what the
+        whole replay under the step budget gives (else: the whole replay). An ask-user task's
+        expert asks first: its replays meet remembered runs after the ask (before
+        2026-12-05 only runs before any ask were remembered, and 107 of an update's 262
+        replays of ten or more steps were such tasks' replays that met none)."""
         task = self.task
         budget = self.cap + 4     # the expert may ask: room for its asks beyond the cap (an answer known saves a step)
-        keys: list[tuple] = []    # keys[i]: the state after i device actions, before any ask
+        keys: list[tuple[tuple, int]] = []    # (the key of a state the run passed, the steps taken before it)
         if memo:
-            keys.append(self._key(scratch))
-            r = _use(_TAILS.get(keys[0]), 0, (), budget)
+            keys.append((self._key(scratch, ()), 0))
+            r = _use(_TAILS.get(keys[0][0]), 0, (), budget)
             if r is not None:
                 return r
         user, memory = ProfileUser(), Memory()
@@ -143,8 +147,8 @@ class TaskOracle:
                 act = intent_action(obs, s.intent)
                 path.append((tag, act.to_text()))
                 scratch.act(act)
-                if memo and not memory.qa:
-                    k = self._key(scratch)
+                if memo:
+                    k = self._key(scratch, tuple(memory.qa))
                     hit = _TAILS.get(k)
                     if hit is not None:
                         r = _use(hit, n, path, budget)
@@ -152,25 +156,25 @@ class TaskOracle:
                             return self._replay(scratch.scratch(state), state, False)
                         _remember(keys, n + hit[1], r)
                         return r
-                    keys.append(k)
+                    keys.append((k, n))
         except ExpertStuck:      # the agent made the task impossible (e.g. deleted what it needed)
             end = "fail"
         if end is None:          # out of steps: failed, unless the last one reached the wall
             r = (n, tuple(t for k, t in path if k == "ask"), tuple(path)) if task.blocked(scratch) else _FAIL
             if memo:
-                _TAILS.put(keys[0], ("top", r))     # (this budget's answer: for this state alone)
+                _TAILS.put(keys[0][0], ("top", r))     # (this budget's answer: for this state alone)
             return r
         r = (n, tuple(t for k, t in path if k == "ask"), tuple(path)) if end == "ok" else _FAIL
         if memo:
             _remember(keys, n, r)
         return r
 
-    def _key(self, scratch: PhoneWorld) -> tuple:
-        """``_TAILS``'s key of ``scratch``'s state: its pickle with the step counter set to 0
-        (only fault injection reads it: a scratch world has none)."""
+    def _key(self, scratch: PhoneWorld, qa: tuple) -> tuple:
+        """``_TAILS``'s key of ``scratch``'s state with the answers ``qa`` given: its pickle with
+        the step counter set to 0 (only fault injection reads it: a scratch world has none)."""
         scratch.state.steps = 0
         b = scratch.state_bytes()
-        return (self.task.id, self.cap, scratch.perturb, hash(b), len(b))
+        return (self.task.id, self.cap, scratch.perturb, hash(b), len(b), qa)
 
     def advance(self, facts: OracleFacts, action: Action, world: PhoneWorld) -> OracleFacts | None:
         """After the expert's own next device action: its run from the new state is the old
@@ -199,22 +203,23 @@ _FACTS: BoundedCache[tuple, OracleFacts] = BoundedCache(50_000)
 
 
 _TAILS: BoundedCache[tuple, tuple] = BoundedCache(100_000)
-"""The expert's run from a state, with no answers (:meth:`TaskOracle._replay`): ("ok", steps,
-asks, path) when it meets the goal or reaches the wall in ``steps`` steps, ("fail", steps) when
-it gets stuck or completes short of both at its ``steps``-th step (both whatever the budget),
-or ("top", result) when it ran out of steps (that state's own replay alone)."""
+"""The expert's run from a state with the answers in its key (:meth:`TaskOracle._replay`):
+("ok", steps, asks, path) when it meets the goal or reaches the wall in ``steps`` steps (``asks``:
+the answers it is given on the way, ``path`` its steps), ("fail", steps) when it gets stuck or
+completes short of both at its ``steps``-th step (both whatever the budget), or ("top", result)
+when it ran out of steps (that state's own replay alone, with no answers)."""
 
 _FAIL = (None, (), ())
 
 
 def _use(hit: tuple | None, n: int, prefix: list | tuple, budget: int) -> tuple | None:
     """The replay's (steps, asks, path) from a remembered run ``hit`` of the state reached
-    after ``n`` device actions ``prefix`` (no ask before), or None when there is no hit or it
+    after ``n`` steps ``prefix`` (device actions and asks), or None when there is no hit or it
     does not settle the replay under ``budget`` steps."""
     if hit is None:
         return None
     if hit[0] == "ok" and n + hit[1] <= budget:
-        return n + hit[1], hit[2], tuple(prefix) + hit[3]
+        return n + hit[1], tuple(t for k, t in prefix if k == "ask") + hit[2], tuple(prefix) + hit[3]
     if hit[0] == "fail" and n + hit[1] <= budget:
         return _FAIL
     if hit[0] == "top" and n == 0:
@@ -222,9 +227,10 @@ def _use(hit: tuple | None, n: int, prefix: list | tuple, budget: int) -> tuple 
     return None
 
 
-def _remember(keys: list[tuple], total: int, r: tuple) -> None:
-    """Remember the run of each state ``keys[i]`` (after the replay's i-th device action) from
-    the replay's result ``r`` ending at its ``total``-th step."""
+def _remember(keys: list[tuple[tuple, int]], total: int, r: tuple) -> None:
+    """Remember the run of each state ``k`` of ``keys`` (reached after the replay's ``i``-th
+    step, for each ``(k, i)``) from the replay's result ``r`` ending at its ``total``-th step."""
     steps, asks, path = r
-    for i, k in enumerate(keys):
-        _TAILS.put(k, ("fail", total - i) if steps is None else ("ok", steps - i, asks, path[i:]))
+    for k, i in keys:
+        _TAILS.put(k, ("fail", total - i) if steps is None else
+                   ("ok", steps - i, tuple(t for kind, t in path[i:] if kind == "ask"), path[i:]))
