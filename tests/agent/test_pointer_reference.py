@@ -113,11 +113,12 @@ def test_the_phrase_test_is_the_regex_it_replaces():
         assert _phrase_in(t, o) == want, (t, o)
 
 
-def test_repeated_states_are_encoded_once_with_the_same_decisions_log_probs_and_gradients():
+@pytest.mark.parametrize("prior", [False, True])
+def test_repeated_states_are_encoded_once_with_the_same_decisions_log_probs_and_gradients(prior):
     """A batch whose states repeat (sibling rollouts' shared screens, one state with several
     sampled decisions in a PPO minibatch) encodes each distinct state once and gathers its rows
     per sample: the greedy decisions, seeded samples, log-probs and gradients of encoding every
-    sample on its own."""
+    sample on its own; with the frozen prior mixed in (explore_prior) too."""
     import random
     import torch
     data = ps.load_states()
@@ -127,6 +128,8 @@ def test_repeated_states_are_encoded_once_with_the_same_decisions_log_probs_and_
     idx = [rng.randrange(len(prompts)) for _ in range(100)]     # (a chunk and a half: 64 + 36)
     p = ps.make_planner(data)
     p.sample, p.temperature, p.explore = True, 0.7, 0.1
+    if prior:
+        p.prior, p.explore_prior = ps.make_planner(data, seed=1), 0.2
     # seeded samples: the same draws from the generator whether or not the states repeat
     p.generator.manual_seed(3)
     shared = p.plan([ctxs[i] for i in idx])

@@ -495,6 +495,11 @@ class Shared:
         self.N, self.C = pk.N, pk.C
         self.cls = enc.cls.index_select(0, of_t)
 
+    def encoded_by(self, net: "PointerNet") -> "Shared":
+        """The same samples read through another network's encoding of the distinct states
+        (the frozen prior planner's, ``exploration.explore_prior``)."""
+        return Shared(self.pk, net.encode(self.pk), self.of)
+
     def rows(self, samples: np.ndarray, text: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
         """:meth:`Encoding.rows` of ``samples`` (sorted sample indices): each distinct state's
         rows computed once (its goal/answer rows where any of its samples wants them), then

@@ -222,7 +222,7 @@ class PointerPlanner(Policy):
         prior = self.prior.model if (choose and self.sample and self.explore_prior > 0
                                      and self.prior is not None) else None
         if prior is not None:   # the frozen prior planner's view of the same states (explore_prior)
-            penc = prior.encode(pk)
+            penc = pk.encoded_by(prior) if isinstance(pk, Shared) else prior.encode(pk)
             pcls = penc.cls
 
         def factor(logits: torch.Tensor, given: torch.Tensor | None, col: int, rows: torch.Tensor | None,
