@@ -32,25 +32,26 @@ _IS_TEXT = np.array([k in _USE for k in range(len(KIND_ID))])
 _USE_OF = torch.tensor([_USE.get(k, 0) for k in range(len(KIND_ID))])
 
 
+def _per_cand(states: list[Encoded], rows: np.ndarray, C: int, of, fill, dtype) -> torch.Tensor:
+    """[B, C]: ``of(state)`` (one value per text candidate) for states ``rows``, ``fill`` elsewhere."""
+    m = np.full((len(states), C), fill, dtype)
+    for i in rows.tolist():
+        v = of(states[i])
+        m[i, :len(v)] = v
+    return torch.from_numpy(m)
+
+
 def _coarse_cands(states: list[Encoded], rows: np.ndarray, C: int) -> torch.Tensor:
     """[B, C] bool: the text candidates of states ``rows`` that are a whole text (a whole fact,
     answer or label) or a quoted span of the goal — the coarse choices argument exploration
     spreads its share over (a fact is typed whole far more often than any of its sub-spans)."""
-    m = np.zeros((len(states), C), bool)
-    for i in rows.tolist():
-        f = states[i].cand_feats
-        m[i, :len(f)] = (f[:, 5] > 0.5) | (f[:, 6] > 0.5)
-    return torch.from_numpy(m)
+    return _per_cand(states, rows, C, lambda e: (e.cand_feats[:, 5] > 0.5) | (e.cand_feats[:, 6] > 0.5), False, bool)
 
 
 def _cand_sources(states: list[Encoded], rows: np.ndarray, C: int) -> torch.Tensor:
     """[B, C] long: the source of each text candidate of states ``rows`` (0 goal, 1 answers and
     memory, 2 screen labels, 3 screen values, 4 fixed answers), -1 where there is none."""
-    m = np.full((len(states), C), -1, np.int64)
-    for i in rows.tolist():
-        src = states[i].cand_src
-        m[i, :len(src)] = src
-    return torch.from_numpy(m)
+    return _per_cand(states, rows, C, lambda e: e.cand_src, -1, np.int64)
 
 
 def _by_source(lp: torch.Tensor, legal: torch.Tensor, src: torch.Tensor) -> torch.Tensor:
