@@ -651,3 +651,34 @@ def gigpo_anchored_estimator(inputs: AdvantageInputs) -> AdvantageOutputs:
     a_step, anchored = anchored_step_advantages(G, inputs.state_keys, inputs.group_ids, mask)
     adv = torch.where(anchored, a_step, adv_ep.to(G.dtype))
     return AdvantageOutputs(advantages=torch.where(mask, adv, torch.zeros((), dtype=G.dtype)), returns=G)
+
+
+# ---------------------------------------------------------------- unanimous failures (issue 26)
+# A group-relative estimator gives a step no credit when its comparison has no spread: every
+# sibling at that state did the same and fared alike. After RL learnt `Go home` at the end of a
+# first app, all rollouts apply it inside the second app too (p 0.999), the step judge fails every
+# one of them, and nothing ever pushes back (docs/results/exploration.md §9). Negative sample
+# reinforcement (Zhu et al. 2025, "The Surprising Effectiveness of Negative Reinforcement in LLM
+# Reasoning") only lowers what was judged wrong; the freed probability goes to the other choices in
+# proportion to what the policy already believes, so the next rollouts try the runner-up there.
+NO_CREDIT_EPS = 1e-6
+"""An advantage this close to 0 counts as "no credit" (an all-alike comparison gives 0 up to float rounding)."""
+
+
+@torch.no_grad()
+def unanimous_failure_credit(advantages: Tensor, step_failed: Tensor, step_mask: Tensor,
+                             penalty: float) -> tuple[Tensor, Tensor]:
+    """(A' [B, T], credited [B, T] bool): ``-penalty`` on every real step that the step judge failed
+    and the estimator left without credit (|A| <= NO_CREDIT_EPS); every other entry unchanged.
+
+    advantages: float [B, T] from an estimator; step_failed: bool [B, T] (``Batch.step_failed``);
+    step_mask: bool [B, T] real steps of valid trajectories (masked steps are never touched);
+    penalty: >= 0, in the estimator's units (group-normalised advantages: ~1 is one std).
+    """
+    if penalty < 0:
+        raise ValueError(f"penalty must be >= 0, got {penalty}")
+    credited = step_mask.bool() & step_failed.bool() & (advantages.abs() <= NO_CREDIT_EPS)
+    if penalty == 0:
+        credited = torch.zeros_like(credited)
+    out = torch.where(credited, torch.full((), -float(penalty), dtype=advantages.dtype), advantages)
+    return out, credited

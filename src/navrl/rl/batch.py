@@ -6,7 +6,10 @@ from dataclasses import dataclass
 
 import torch
 
+from navrl.judge.verdicts import AskVerdict, StepVerdict
 from navrl.rollout.records import Trajectory
+
+_FAILED = frozenset({StepVerdict.FAIL.value, AskVerdict.UNJUSTIFIED.value})
 
 
 @dataclass
@@ -25,6 +28,8 @@ class Batch:
 
     step_rewards [B,T] dense rewards; terminal_rewards [B]; step_mask [B,T] bool real steps;
     valid [B] bool; group_ids [B] long; phash [B,T] long (0 where unknown);
+    step_failed [B,T] bool: the step judge failed the step (verdict ``fail``, or an ask judged
+    ``unjustified``); False on padding, successes and steps no judge scored (``Complete``);
     samples: the planner outputs of valid trajectories, in (b, t) order.
     """
 
@@ -36,6 +41,7 @@ class Batch:
     phash: torch.Tensor
     state_keys: torch.Tensor
     samples: list[Sample]
+    step_failed: torch.Tensor | None = None
 
     @property
     def B(self) -> int:
@@ -50,6 +56,7 @@ class Batch:
         r = torch.zeros(B, T)
         mask = torch.zeros(B, T, dtype=torch.bool)
         ph = torch.zeros(B, T, dtype=torch.long)
+        failed = torch.zeros(B, T, dtype=torch.bool)
         keys = []
         samples: list[Sample] = []
         for b, tr in enumerate(trajs):
@@ -57,6 +64,7 @@ class Batch:
             for s in tr.steps:
                 r[b, s.t] = s.reward
                 mask[b, s.t] = True
+                failed[b, s.t] = s.verdict in _FAILED
                 if s.phash is not None:
                     ph[b, s.t] = to_signed64(s.phash)
                 if tr.valid and s.token_ids and s.logprobs is not None and s.prompt is not None:
@@ -65,7 +73,7 @@ class Batch:
                      terminal_rewards=torch.tensor([t.terminal_reward for t in trajs], dtype=torch.float32),
                      step_mask=mask, valid=torch.tensor([t.valid for t in trajs], dtype=torch.bool),
                      group_ids=torch.tensor([t.group for t in trajs], dtype=torch.long), phash=ph,
-                     state_keys=build_state_keys(keys, num_steps=T), samples=samples)
+                     state_keys=build_state_keys(keys, num_steps=T), samples=samples, step_failed=failed)
 
 
 @dataclass

@@ -276,6 +276,15 @@ class ExplorationConfig:
     the log-probs like ``explore``; ``explore + explore_prior`` and ``explore_arg +
     explore_prior`` must stay below 1. 0 disables it (no copy is kept)."""
 
+    unanimous_fail_penalty: float = 0.0
+    """Advantage given to a step the step judge failed where the estimator gives it none (its
+    anchor or task group had no spread: every sibling there did the same and fared alike):
+    ``-penalty`` instead of 0 (``navrl.rl.advantages.unanimous_failure_credit``; negative sample
+    reinforcement, Zhu et al. 2025). Measured reason (docs/results/exploration.md §9-10): RL's
+    `Go home`, right at the end of a first app, is applied by every rollout inside the second app,
+    where the judge fails it and no comparison pushes back; lowering it hands its probability to
+    the other choices as the policy ranks them. In group-normalised units; 0 disables it."""
+
     dynamic_sampling: int = 0
     """DAPO's dynamic sampling (``navrl.rl.sampling``): task groups whose rollouts all succeed
     or all fail are dropped and fresh tasks rolled out in their place, up to this many extra
@@ -565,6 +574,8 @@ class TrainConfig:
                 raise ConfigError(f"{P[name]} must be > 0, got {v[name]}")
         if v["clip_eps"] >= 1.0:
             raise ConfigError(f"{P['clip_eps']} must be < 1, got {v['clip_eps']}")
+        if real("unanimous_fail_penalty") < 0.0:
+            raise ConfigError(f"{P['unanimous_fail_penalty']} must be >= 0, got {v['unanimous_fail_penalty']}")
         if real("self_imitation") < 0.0:
             raise ConfigError(f"{P['self_imitation']} must be >= 0, got {v['self_imitation']}")
         if real("pool_replay") < 0.0:

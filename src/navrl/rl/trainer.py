@@ -30,7 +30,8 @@ from navrl.errors import Outage
 from navrl.fileio import atomic_write_bytes
 from navrl.judge.rewards import reward_preset
 from navrl.judge.sets import JudgeSet, make_judges
-from navrl.rl.advantages import AdvantageInputs, compute_advantages, discounted_returns
+from navrl.rl.advantages import (AdvantageInputs, AdvantageOutputs, compute_advantages, discounted_returns,
+                                 unanimous_failure_credit)
 from navrl.rl.batch import Batch, Minibatch, Sample, length_chunks, minibatches
 from navrl.rl.diagnostics import factor_entropy, success_by_family, zero_advantage_share, zero_variance_groups
 from navrl.rl.callbacks import Callback, FitResult
@@ -269,6 +270,12 @@ class Trainer:
             step_rewards=batch.step_rewards, terminal_rewards=batch.terminal_rewards, step_mask=batch.step_mask,
             valid=batch.valid, group_ids=batch.group_ids, gamma=self.gamma, values=V, state_keys=batch.state_keys,
             gigpo_step_weight=cfg.advantage.gigpo_step_weight, whiten=cfg.advantage.whiten_advantages))
+        n_unanimous = 0
+        if cfg.exploration.unanimous_fail_penalty > 0:
+            a, credited = unanimous_failure_credit(adv.advantages, batch.step_failed, mask,
+                                                   cfg.exploration.unanimous_fail_penalty)
+            adv = AdvantageOutputs(advantages=a, returns=adv.returns)
+            n_unanimous = int(credited.sum())
         tm["advantages"] = time.perf_counter() - t1
         if self.replay is not None:
             self._score_replay(trajs, batch, adv.advantages, mask)
@@ -276,6 +283,8 @@ class Trainer:
             self.good.extend(positive_outputs(batch, adv.advantages))
 
         diag = self._diagnostics(trajs, batch, adv.advantages, mask)   # of the policy that collected the batch
+        if cfg.exploration.unanimous_fail_penalty > 0:
+            diag["unanimous_fail_steps"] = n_unanimous / max(1, int(mask.sum()))
 
         # 4. update: the critic always, the policy after the warm-up
         t2 = time.perf_counter()
