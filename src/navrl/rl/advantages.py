@@ -654,30 +654,56 @@ def gigpo_anchored_estimator(inputs: AdvantageInputs) -> AdvantageOutputs:
 
 
 # ---------------------------------------------------------------- unanimous failures (issue 26)
-# A group-relative estimator gives a step no credit when its comparison has no spread: every
-# sibling at that state did the same and fared alike. After RL learnt `Go home` at the end of a
-# first app, all rollouts apply it inside the second app too (p 0.999), the step judge fails every
-# one of them, and nothing ever pushes back (docs/results/exploration.md §9). Negative sample
-# reinforcement (Zhu et al. 2025, "The Surprising Effectiveness of Negative Reinforcement in LLM
-# Reasoning") only lowers what was judged wrong; the freed probability goes to the other choices in
-# proportion to what the policy already believes, so the next rollouts try the runner-up there.
+# A group-relative estimator says nothing about a step's own choice when every sibling at that
+# state made the same choice: its comparison is 0 (all fared alike) or measures only what happened
+# later (luck after the same step). After RL learnt `Go home` at the end of a first app, all
+# rollouts apply it inside the second app too (p 0.999), the step judge fails every one of them,
+# and nothing ever pushes back (docs/results/exploration.md §9). Negative sample reinforcement
+# (Zhu et al. 2025, "The Surprising Effectiveness of Negative Reinforcement in LLM Reasoning")
+# lowers only what was judged wrong; the freed probability goes to the other choices in proportion
+# to what the policy already believes, so later rollouts try the runner-up there.
 NO_CREDIT_EPS = 1e-6
 """An advantage this close to 0 counts as "no credit" (an all-alike comparison gives 0 up to float rounding)."""
 
 
 @torch.no_grad()
-def unanimous_failure_credit(advantages: Tensor, step_failed: Tensor, step_mask: Tensor,
-                             penalty: float) -> tuple[Tensor, Tensor]:
+def unanimous_anchor_steps(state_keys: Tensor, group_ids: Tensor, action_keys: Tensor, step_mask: Tensor) -> Tensor:
+    """bool [B, T]: real steps whose anchor group (task group, state key) has more than one member
+    and whose members all took the same action (``action_keys``: long [B, T] action ids, -1 padding)."""
+    mask = step_mask.bool() & (state_keys >= 0)
+    out = torch.zeros(state_keys.shape, dtype=torch.bool)
+    if not bool(mask.any()):
+        return out
+    b, t = mask.nonzero(as_tuple=True)
+    key = torch.stack([group_ids[b].long(), state_keys[b, t].long()], dim=1)
+    _, anchor = torch.unique(key, dim=0, return_inverse=True)
+    n = int(anchor.max()) + 1
+    count = torch.bincount(anchor, minlength=n)
+    pairs = torch.unique(torch.stack([anchor, action_keys[b, t].long()], dim=1), dim=0)
+    distinct = torch.bincount(pairs[:, 0], minlength=n)
+    out[b, t] = (count[anchor] > 1) & (distinct[anchor] == 1)
+    return out
+
+
+@torch.no_grad()
+def unanimous_failure_credit(advantages: Tensor, step_failed: Tensor, step_mask: Tensor, penalty: float,
+                             unanimous: Tensor | None = None) -> tuple[Tensor, Tensor]:
     """(A' [B, T], credited [B, T] bool): ``-penalty`` on every real step that the step judge failed
-    and the estimator left without credit (|A| <= NO_CREDIT_EPS); every other entry unchanged.
+    and whose credit says nothing about its choice — the estimator gave it none (|A| <=
+    NO_CREDIT_EPS), or every sibling at its state chose the same (``unanimous``, from
+    :func:`unanimous_anchor_steps`); every other entry unchanged.
 
     advantages: float [B, T] from an estimator; step_failed: bool [B, T] (``Batch.step_failed``);
     step_mask: bool [B, T] real steps of valid trajectories (masked steps are never touched);
-    penalty: >= 0, in the estimator's units (group-normalised advantages: ~1 is one std).
+    penalty: >= 0, in the estimator's units (group-normalised advantages: ~1 is one std);
+    unanimous: bool [B, T] or None (only the no-credit rule).
     """
     if penalty < 0:
         raise ValueError(f"penalty must be >= 0, got {penalty}")
-    credited = step_mask.bool() & step_failed.bool() & (advantages.abs() <= NO_CREDIT_EPS)
+    no_say = advantages.abs() <= NO_CREDIT_EPS
+    if unanimous is not None:
+        no_say = no_say | unanimous.bool()
+    credited = step_mask.bool() & step_failed.bool() & no_say
     if penalty == 0:
         credited = torch.zeros_like(credited)
     out = torch.where(credited, torch.full((), -float(penalty), dtype=advantages.dtype), advantages)

@@ -277,9 +277,9 @@ class ExplorationConfig:
     explore_prior`` must stay below 1. 0 disables it (no copy is kept)."""
 
     unanimous_fail_penalty: float = 0.0
-    """Advantage given to a step the step judge failed where the estimator gives it none (its
-    anchor or task group had no spread: every sibling there did the same and fared alike):
-    ``-penalty`` instead of 0 (``navrl.rl.advantages.unanimous_failure_credit``; negative sample
+    """Advantage given to a step the step judge failed where its credit says nothing about its
+    choice — every sibling at that state chose the same, or the estimator gave it none (all fared
+    alike): ``-penalty`` instead (``navrl.rl.advantages.unanimous_failure_credit``; negative sample
     reinforcement, Zhu et al. 2025). Measured reason (docs/results/exploration.md §9-10): RL's
     `Go home`, right at the end of a first app, is applied by every rollout inside the second app,
     where the judge fails it and no comparison pushes back; lowering it hands its probability to

@@ -31,7 +31,7 @@ from navrl.fileio import atomic_write_bytes
 from navrl.judge.rewards import reward_preset
 from navrl.judge.sets import JudgeSet, make_judges
 from navrl.rl.advantages import (AdvantageInputs, AdvantageOutputs, compute_advantages, discounted_returns,
-                                 unanimous_failure_credit)
+                                 unanimous_anchor_steps, unanimous_failure_credit)
 from navrl.rl.batch import Batch, Minibatch, Sample, length_chunks, minibatches
 from navrl.rl.diagnostics import factor_entropy, success_by_family, zero_advantage_share, zero_variance_groups
 from navrl.rl.callbacks import Callback, FitResult
@@ -272,8 +272,9 @@ class Trainer:
             gigpo_step_weight=cfg.advantage.gigpo_step_weight, whiten=cfg.advantage.whiten_advantages))
         n_unanimous = 0
         if cfg.exploration.unanimous_fail_penalty > 0:
+            same = unanimous_anchor_steps(batch.state_keys, batch.group_ids, batch.action_keys, mask)
             a, credited = unanimous_failure_credit(adv.advantages, batch.step_failed, mask,
-                                                   cfg.exploration.unanimous_fail_penalty)
+                                                   cfg.exploration.unanimous_fail_penalty, same)
             adv = AdvantageOutputs(advantages=a, returns=adv.returns)
             n_unanimous = int(credited.sum())
         tm["advantages"] = time.perf_counter() - t1
