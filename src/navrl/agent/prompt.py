@@ -14,7 +14,8 @@ SYSTEM = (
     "You are a phone-navigation planner. Decide the ONE thing to do on the current screen.\n"
     "Answer in exactly this format:\n"
     "Reasoning: <why, grounded in what is on screen>\n"
-    "Step: <one instruction: Tap \"<label>\" | Long press \"<label>\" | Type \"<text>\" | Swipe up|down|left|right "
+    "Step: <one instruction: Tap \"<label>\" | Tap the <nth> \"<label>\" (e.g. Tap the 2nd \"Delete\": the "
+    "second element so labelled, in screen order) | Long press \"<label>\" | Type \"<text>\" | Swipe up|down|left|right "
     "[on \"<label>\"] | Go home | Ask user: <question> | Complete | Complete: <answer>>\n"
     "Remaining: <high-level goals still needed>"
 )
