@@ -109,26 +109,24 @@ def test_a_negative_penalty_is_a_config_error():
 
 
 def test_unanimous_anchor_steps_hand_computed():
-    # group 0: two siblings at state 0 both take action 5; at state 1 they differ (5 vs 6)
-    # group 1: one trajectory alone at state 0 (an anchor group of one is not unanimous)
+    # group 0: two siblings at state 0 both failed (different choices do not matter); at state 1
+    # one failed and one did not; group 1: one trajectory alone at state 0 (a group of one is not unanimous)
     state = torch.tensor([[0, 1], [0, 1], [0, -1]])
-    action = torch.tensor([[5, 5], [5, 6], [5, -1]])
+    failed = torch.tensor([[True, True], [True, False], [True, False]])
     groups = torch.tensor([0, 0, 1])
     mask = state >= 0
-    got = unanimous_anchor_steps(state, groups, action, mask)
+    got = unanimous_anchor_steps(state, groups, failed, mask)
     assert got.tolist() == [[True, False], [True, False], [False, False]]
     mask2 = mask.clone()
     mask2[1, 0] = False                                       # the sibling masked: state 0 is alone now
-    assert unanimous_anchor_steps(state, groups, action, mask2).tolist() == [[False, False], [False, False], [False, False]]
+    assert unanimous_anchor_steps(state, groups, failed, mask2).tolist() == [[False, False], [False, False], [False, False]]
 
 
-def test_a_unanimous_failed_choice_loses_its_luck_based_credit():
-    # both siblings took the same failed step at the same state; what came later differed, so
-    # the anchored comparison is +-1: it measures the later luck, not the choice -> -penalty for both
+def test_a_unanimously_failed_state_loses_its_luck_based_credit():
+    # both siblings failed their step at the same state (one went home, one typed the wrong text);
+    # what came later differed, so the anchored comparison is +-1: it measures the later luck,
+    # not the choices -> -penalty for both
     trajs = [_traj(0, ["fail", "success"], [0, 1], terminal=2.0), _traj(0, ["fail", "fail"], [0, 0])]
-    for tr in trajs:
-        tr.steps[0].action = "home()"
-    trajs[0].steps[1].action, trajs[1].steps[1].action = "tap(1,2)", "tap(3,4)"
     trajs[1].steps[1].ui_text = "elsewhere"
     b = Batch.from_trajectories(trajs)
     mask = b.step_mask & b.valid[:, None]
@@ -136,10 +134,14 @@ def test_a_unanimous_failed_choice_loses_its_luck_based_credit():
         step_rewards=b.step_rewards, terminal_rewards=b.terminal_rewards, step_mask=b.step_mask, valid=b.valid,
         group_ids=b.group_ids, gamma=0.5, state_keys=b.state_keys)).advantages
     assert adv[0, 0] > 0 > adv[1, 0]
-    same = unanimous_anchor_steps(b.state_keys, b.group_ids, b.action_keys, mask)
+    same = unanimous_anchor_steps(b.state_keys, b.group_ids, b.step_failed, mask)
     assert same[:, 0].tolist() == [True, True] and same[:, 1].tolist() == [False, False]
     out, credited = unanimous_failure_credit(adv, b.step_failed, mask, 0.5, same)
     assert out[:, 0].tolist() == [-0.5, -0.5]
     assert out[0, 1] == adv[0, 1] and out[1, 1] == adv[1, 1]   # singletons with their own credit
     out_only, _ = unanimous_failure_credit(adv, b.step_failed, mask, 0.5)   # the no-credit rule alone
     assert torch.equal(out_only, adv)
+    # one sibling passing the judge at that state: a real comparison, left alone
+    trajs[0].steps[0].verdict = "success"
+    b = Batch.from_trajectories(trajs)
+    assert not bool(unanimous_anchor_steps(b.state_keys, b.group_ids, b.step_failed, mask)[:, 0].any())

@@ -654,9 +654,9 @@ def gigpo_anchored_estimator(inputs: AdvantageInputs) -> AdvantageOutputs:
 
 
 # ---------------------------------------------------------------- unanimous failures (issue 26)
-# A group-relative estimator says nothing about a step's own choice when every sibling at that
-# state made the same choice: its comparison is 0 (all fared alike) or measures only what happened
-# later (luck after the same step). After RL learnt `Go home` at the end of a first app, all
+# A group-relative estimator says nothing about a step's own choice when the judge failed every
+# sibling step at that state: its comparison is 0 (all fared alike) or measures only what happened
+# after the failed steps (luck). After RL learnt `Go home` at the end of a first app, all
 # rollouts apply it inside the second app too (p 0.999), the step judge fails every one of them,
 # and nothing ever pushes back (docs/results/exploration.md §9). Negative sample reinforcement
 # (Zhu et al. 2025, "The Surprising Effectiveness of Negative Reinforcement in LLM Reasoning")
@@ -667,9 +667,10 @@ NO_CREDIT_EPS = 1e-6
 
 
 @torch.no_grad()
-def unanimous_anchor_steps(state_keys: Tensor, group_ids: Tensor, action_keys: Tensor, step_mask: Tensor) -> Tensor:
+def unanimous_anchor_steps(state_keys: Tensor, group_ids: Tensor, step_failed: Tensor, step_mask: Tensor) -> Tensor:
     """bool [B, T]: real steps whose anchor group (task group, state key) has more than one member
-    and whose members all took the same action (``action_keys``: long [B, T] action ids, -1 padding)."""
+    and whose members' steps the judge all failed (whatever each chose): comparing their returns
+    then measures only what happened after the failed step."""
     mask = step_mask.bool() & (state_keys >= 0)
     out = torch.zeros(state_keys.shape, dtype=torch.bool)
     if not bool(mask.any()):
@@ -679,9 +680,8 @@ def unanimous_anchor_steps(state_keys: Tensor, group_ids: Tensor, action_keys: T
     _, anchor = torch.unique(key, dim=0, return_inverse=True)
     n = int(anchor.max()) + 1
     count = torch.bincount(anchor, minlength=n)
-    pairs = torch.unique(torch.stack([anchor, action_keys[b, t].long()], dim=1), dim=0)
-    distinct = torch.bincount(pairs[:, 0], minlength=n)
-    out[b, t] = (count[anchor] > 1) & (distinct[anchor] == 1)
+    failed = torch.bincount(anchor, weights=step_failed[b, t].double(), minlength=n)
+    out[b, t] = (count[anchor] > 1) & (failed[anchor] == count[anchor].double())
     return out
 
 
@@ -690,7 +690,7 @@ def unanimous_failure_credit(advantages: Tensor, step_failed: Tensor, step_mask:
                              unanimous: Tensor | None = None) -> tuple[Tensor, Tensor]:
     """(A' [B, T], credited [B, T] bool): ``-penalty`` on every real step that the step judge failed
     and whose credit says nothing about its choice — the estimator gave it none (|A| <=
-    NO_CREDIT_EPS), or every sibling at its state chose the same (``unanimous``, from
+    NO_CREDIT_EPS), or the judge failed every sibling step at its state too (``unanimous``, from
     :func:`unanimous_anchor_steps`); every other entry unchanged.
 
     advantages: float [B, T] from an estimator; step_failed: bool [B, T] (``Batch.step_failed``);

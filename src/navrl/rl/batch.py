@@ -30,7 +30,6 @@ class Batch:
     valid [B] bool; group_ids [B] long; phash [B,T] long (0 where unknown);
     step_failed [B,T] bool: the step judge failed the step (verdict ``fail``, or an ask judged
     ``unjustified``); False on padding, successes and steps no judge scored (``Complete``);
-    action_keys [B,T] long: ids of the executed action's text (the raw output where none), -1 padding;
     samples: the planner outputs of valid trajectories, in (b, t) order.
     """
 
@@ -43,7 +42,6 @@ class Batch:
     state_keys: torch.Tensor
     samples: list[Sample]
     step_failed: torch.Tensor | None = None
-    action_keys: torch.Tensor | None = None
 
     @property
     def B(self) -> int:
@@ -60,11 +58,9 @@ class Batch:
         ph = torch.zeros(B, T, dtype=torch.long)
         failed = torch.zeros(B, T, dtype=torch.bool)
         keys = []
-        acts = []
         samples: list[Sample] = []
         for b, tr in enumerate(trajs):
             keys.append([(s.phash, s.ui_text) for s in tr.steps])
-            acts.append([s.action if s.action is not None else s.output for s in tr.steps])
             for s in tr.steps:
                 r[b, s.t] = s.reward
                 mask[b, s.t] = True
@@ -77,8 +73,7 @@ class Batch:
                      terminal_rewards=torch.tensor([t.terminal_reward for t in trajs], dtype=torch.float32),
                      step_mask=mask, valid=torch.tensor([t.valid for t in trajs], dtype=torch.bool),
                      group_ids=torch.tensor([t.group for t in trajs], dtype=torch.long), phash=ph,
-                     state_keys=build_state_keys(keys, num_steps=T), samples=samples, step_failed=failed,
-                     action_keys=build_state_keys(acts, num_steps=T))
+                     state_keys=build_state_keys(keys, num_steps=T), samples=samples, step_failed=failed)
 
 
 @dataclass

@@ -278,8 +278,8 @@ class ExplorationConfig:
 
     unanimous_fail_penalty: float = 0.0
     """Advantage given to a step the step judge failed where its credit says nothing about its
-    choice — every sibling at that state chose the same, or the estimator gave it none (all fared
-    alike): ``-penalty`` instead (``navrl.rl.advantages.unanimous_failure_credit``; negative sample
+    choice — the judge failed every sibling step at that state too (comparing their returns then
+    measures only the luck after it), or the estimator gave it none (all fared alike): ``-penalty`` instead (``navrl.rl.advantages.unanimous_failure_credit``; negative sample
     reinforcement, Zhu et al. 2025). Measured reason (docs/results/exploration.md §9-10): RL's
     `Go home`, right at the end of a first app, is applied by every rollout inside the second app,
     where the judge fails it and no comparison pushes back; lowering it hands its probability to

@@ -272,7 +272,7 @@ class Trainer:
             gigpo_step_weight=cfg.advantage.gigpo_step_weight, whiten=cfg.advantage.whiten_advantages))
         n_unanimous = 0
         if cfg.exploration.unanimous_fail_penalty > 0:
-            same = unanimous_anchor_steps(batch.state_keys, batch.group_ids, batch.action_keys, mask)
+            same = unanimous_anchor_steps(batch.state_keys, batch.group_ids, batch.step_failed, mask)
             a, credited = unanimous_failure_credit(adv.advantages, batch.step_failed, mask,
                                                    cfg.exploration.unanimous_fail_penalty, same)
             adv = AdvantageOutputs(advantages=a, returns=adv.returns)
