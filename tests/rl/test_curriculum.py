@@ -196,3 +196,66 @@ def test_practice_starts_some_groups_at_passed_points_and_only_the_current_point
     assert sched.observe((tid, True) for tid in current) == [("a", 4, 5)]
     # practice 0 (the default): every start at the current point
     assert set(sched.starts(tasks, lambda t: 10, rng).values()) == {10 - 5}
+
+
+def test_frontier_starts_hand_over_where_the_learner_leaves_the_path_alone():
+    import random as _random
+    from types import SimpleNamespace
+    sched = HandoverSchedule(2, threshold=0.5, window=3)
+    tasks = [SimpleNamespace(id=f"t{i}", template="a") for i in range(400)]
+    assert sched.frontier(tasks[0]) is None
+    sched.observe_forward([(tasks[0], 1), (tasks[1], 5), (tasks[2], 3)])
+    assert sched.frontier(tasks[0]) == 5                      # the furthest of the window
+    sched.observe_forward([(tasks[0], 2), (tasks[0], 2), (tasks[0], 4)])
+    assert sched.frontier(tasks[0]) == 4                      # 5 left the window of 3
+    rng = _random.Random(0)
+    starts = sched.starts(tasks, lambda t: 10, rng, practice=0.0, frontier=0.5)
+    guided = sorted(set(starts.values()))
+    assert guided == [4, 8]                                   # the guide plays 4 (frontier) or 8 (k 2)
+    assert 150 <= sum(v == 4 for v in starts.values()) <= 250
+    # frontier starts do not move the curriculum; the current point's do
+    assert sched.observe((t.id, True) for t in tasks if starts[t.id] == 4) == []
+    assert sched.observe((t.id, True) for t in tasks if starts[t.id] == 8) == [("a", 2, 3)]
+    # a frontier at or after the current point is no earlier start: the current point is used
+    sched.reach["a"].clear()
+    sched.observe_forward([(tasks[0], 8)])                     # 10 - 8 = 2 steps before the end < k 3
+    assert set(sched.starts(tasks, lambda t: 10, rng, frontier=1.0).values()) == {7}
+    st = sched.state()
+    other = HandoverSchedule(2, threshold=0.5, window=3)
+    other.load(st)
+    assert other.frontier(tasks[0]) == 8 and other.summary() == sched.summary()
+
+
+def test_first_failed_step_reads_the_verdicts():
+    from navrl.rl.batch import first_failed_step
+    from navrl.rollout.records import Step, Trajectory
+
+    def tr(verdicts):
+        return Trajectory(task={"id": "x"}, steps=[Step(t=i, output="", parsed=True, verdict=v) for i, v in enumerate(verdicts)])
+    assert first_failed_step(tr(["success", "success", "fail", "fail"])) == 2
+    assert first_failed_step(tr(["justified", "unjustified"])) == 1
+    assert first_failed_step(tr(["success", None])) == 2      # a Complete is not judged a failure
+    assert first_failed_step(tr([])) == 0
+
+
+def test_trainer_feeds_the_forward_frontier_from_episodes_started_at_the_beginning(tmp_path):
+    from navrl.agent.planner import ExpertPlanner
+    from navrl.agent.policy.pointer import PointerConfig, PointerPlanner, phone_world_vocabulary
+    from navrl.rl.presets import get_preset
+    from navrl.rl.trainer import Trainer
+    from navrl.worlds.phone.expert import expert_length
+    from navrl.worlds.phone.task import make_task
+
+    class Tasks:
+        def sample(self, n, rng):
+            return [make_task("multi_note_to_message", rng.randrange(10_000)) for _ in range(n)]
+    pol = PointerPlanner(phone_world_vocabulary(n_tasks=40), PointerConfig(d_model=32, n_layers=1, n_heads=2, d_ff=64))
+    cfg = get_preset("demo", {"rollout.tasks_per_update": 4, "rollout.rollouts_per_task": 2, "rollout.max_steps": 4,
+                              "data.task_pool": 0, "policy.sft_coef": 0.0, "run.torch_threads": 1,
+                              "exploration.handover_k": 1, "exploration.handover_share": 0.5,
+                              "exploration.frontier_share": 0.5}).train
+    tr = Trainer(pol, cfg, tmp_path / "run", log=False, tasks=Tasks(), guide=ExpertPlanner(), guide_length=expert_length)
+    for _ in range(3):
+        tr.train_step()
+    reach = tr.curriculum.reach.get("multi_note_to_message")
+    assert reach and all(0 <= f <= 4 for f in reach)

@@ -12,6 +12,11 @@ from navrl.rollout.records import Trajectory
 _FAILED = frozenset({StepVerdict.FAIL.value, AskVerdict.UNJUSTIFIED.value})
 
 
+def first_failed_step(traj: Trajectory) -> int:
+    """Index of the first step the judge failed (as ``Batch.step_failed``); the length where none."""
+    return next((s.t for s in traj.steps if s.verdict in _FAILED), len(traj.steps))
+
+
 @dataclass
 class Sample:
     """One planner output to train on: step ``t`` of trajectory ``b``."""

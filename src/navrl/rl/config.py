@@ -240,6 +240,16 @@ class ExplorationConfig:
     point moves, nothing else starts at the later points, and the end game learnt there decays
     (docs/results/exploration.md). 0: every guided group at the current point."""
 
+    frontier_share: float = 0.0
+    """Share of the curriculum's guided groups that start at the template's *forward frontier*
+    instead (``HandoverSchedule.frontier``): the furthest step its last ``curriculum_window``
+    episodes from the beginning reached before the judge first failed one — the guide plays what
+    the learner already plays alone and hands over where it leaves the path (Go-Explore's return
+    to the furthest cell), when that is earlier than the curriculum's point. Measured reason
+    (docs/results/exploration.md §9-10): the forward frontier stops at the first step inside the
+    second app and the curriculum's point, moving back from the end, reaches it late or never;
+    that state is visited by a few from-the-start rollouts an update. 0 disables it."""
+
     curriculum_window: int = 16
     """Episodes at the current hand-over point the curriculum's success rate is measured over."""
 
@@ -562,7 +572,7 @@ class TrainConfig:
             return float(value)
 
         for name in ("gamma", "lam", "guided_start", "curriculum_threshold", "curriculum_step", "curriculum_practice",
-                     "handover_share", "multi_app_share"):
+                     "handover_share", "multi_app_share", "frontier_share"):
             if not 0.0 <= real(name) <= 1.0:
                 raise ConfigError(f"{P[name]} must be in [0, 1], got {v[name]}")
         if v["lam"] != 1.0:

@@ -72,14 +72,29 @@ class HandoverSchedule:
         """(key, from k, to k) of every move, in order (for logs)."""
         self.longest: dict[str, int] = {}
         """Key -> the longest guide episode seen (the point stops there: the beginning)."""
+        self.reach: dict[str, deque] = {}
+        """Key -> for its last ``window`` episodes started at the beginning, the index of the first
+        step the judge failed (the episode's length where none): how far the learner gets alone."""
         self._issued: dict[str, tuple[str, int]] = {}   # task id -> (key, k) of the last starts()
 
     def current(self, task) -> int:
         """The task's key's hand-over point now."""
         return self.k.setdefault(self.key(task), self.start_k)
 
+    def observe_forward(self, items: Iterable[tuple[object, int]]) -> None:
+        """Record (task, index of its first step the judge failed) of episodes started at the beginning."""
+        for task, first_fail in items:
+            self.reach.setdefault(self.key(task), deque(maxlen=self.window)).append(int(first_fail))
+
+    def frontier(self, task) -> int | None:
+        """The forward frontier of the task's key: the furthest first failed step of its recent
+        episodes from the beginning (None before any): the state the learner reaches alone and
+        leaves the path at — where Go-Explore would return to explore from."""
+        d = self.reach.get(self.key(task))
+        return max(d) if d else None
+
     def starts(self, tasks: Iterable, length: Callable[[object], int], rng=None,
-               practice: float = 0.0) -> dict[str, int]:
+               practice: float = 0.0, frontier: float = 0.0) -> dict[str, int]:
         """Task id -> how many first steps the guide plays, for tasks whose guide episode has
         ``length(task)`` steps: ``length - k``; tasks whose point reached the beginning are left
         out (no guided prefix). Remembers which point each task was started at for :meth:`observe`.
@@ -87,14 +102,23 @@ class HandoverSchedule:
         ``practice`` (with ``rng``): that share of the tasks starts at a point drawn uniformly
         from the ones already passed (1 .. k - 1) instead of the current one, so the end game a
         moved point no longer starts at keeps being practised; their outcomes do not count
-        toward the current point's moves."""
+        toward the current point's moves.
+
+        ``frontier`` (with ``rng``): that share of the tasks (drawn first) starts at the key's
+        forward :meth:`frontier` instead — the guide plays the steps the learner already plays
+        alone and hands over where it leaves the path — when that is earlier than the current
+        point; the two ends of the task are trained where they have not met yet. Their outcomes
+        do not count toward the moves either."""
         out: dict[str, int] = {}
         self._issued = {}
         for t in tasks:
             k = self.current(t)
-            if practice > 0.0 and k > 1 and rng is not None and rng.random() < practice:
-                k = rng.randint(1, k - 1)
             n = int(length(t))
+            f = self.frontier(t) if frontier > 0.0 and rng is not None else None
+            if f is not None and 1 <= f and n - f > k and rng.random() < frontier:
+                k = n - f
+            elif practice > 0.0 and k > 1 and rng is not None and rng.random() < practice:
+                k = rng.randint(1, k - 1)
             key = self.key(t)
             self._issued[t.id] = (key, k)
             self.longest[key] = max(self.longest.get(key, 0), n)
@@ -134,10 +158,11 @@ class HandoverSchedule:
 
     def state(self) -> dict:
         return {"k": dict(self.k), "recent": {k: list(v) for k, v in self.recent.items()}, "moves": list(self.moves),
-                "longest": dict(self.longest)}
+                "longest": dict(self.longest), "reach": {k: list(v) for k, v in self.reach.items()}}
 
     def load(self, st: dict) -> None:
         self.k = {str(k): int(v) for k, v in st.get("k", {}).items()}
         self.recent = {str(k): deque(map(bool, v), maxlen=self.window) for k, v in st.get("recent", {}).items()}
         self.moves = [tuple(m) for m in st.get("moves", [])]
         self.longest = {str(k): int(v) for k, v in st.get("longest", {}).items()}
+        self.reach = {str(k): deque(map(int, v), maxlen=self.window) for k, v in st.get("reach", {}).items()}

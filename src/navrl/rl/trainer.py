@@ -32,7 +32,7 @@ from navrl.judge.rewards import reward_preset
 from navrl.judge.sets import JudgeSet, make_judges
 from navrl.rl.advantages import (AdvantageInputs, AdvantageOutputs, compute_advantages, discounted_returns,
                                  unanimous_anchor_steps, unanimous_failure_credit)
-from navrl.rl.batch import Batch, Minibatch, Sample, length_chunks, minibatches
+from navrl.rl.batch import Batch, Minibatch, Sample, first_failed_step, length_chunks, minibatches
 from navrl.rl.diagnostics import factor_entropy, success_by_family, zero_advantage_share, zero_variance_groups
 from navrl.rl.callbacks import Callback, FitResult
 from navrl.rl.config import ConfigError, TrainConfig
@@ -195,6 +195,11 @@ class Trainer:
                 t.info["guided_steps"] = starts[t.task["id"]]
         if self.curriculum is not None:
             self.curriculum.observe((t.task.get("id"), bool(t.success)) for t in trajs if t.valid)
+            if ex.frontier_share > 0:
+                by_id = {t.id: t for t in tasks}
+                self.curriculum.observe_forward((by_id[t.task["id"]], first_failed_step(t)) for t in trajs
+                                                if t.valid and t.task.get("id") not in starts and t.task.get("id") in by_id
+                                                and is_multi_app(by_id[t.task["id"]]))
         return trajs
 
     def _guided_starts(self, tasks: list) -> dict[str, int]:
@@ -205,7 +210,8 @@ class Trainer:
             multi = [t for t in tasks if is_multi_app(t)]
             if self.cfg.exploration.handover_share < 1.0:   # the others start at the beginning
                 multi = [t for t in multi if self.rng.random() < self.cfg.exploration.handover_share]
-            starts = self.curriculum.starts(multi, self.guide_length, self.rng, self.cfg.exploration.curriculum_practice)
+            starts = self.curriculum.starts(multi, self.guide_length, self.rng, self.cfg.exploration.curriculum_practice,
+                                            self.cfg.exploration.frontier_share)
             self.guided.reset(starts)
             return starts
         starts = {}
