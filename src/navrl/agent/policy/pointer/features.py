@@ -201,6 +201,12 @@ class Encoded:
     cand_use: np.ndarray = field(default_factory=lambda: np.zeros((0, 3), bool))
 
     @cached_property
+    def focus(self) -> int:
+        """The focused node's index (the field typed text goes into), -1 when none is."""
+        f = np.flatnonzero(self.node_feats[:, 1] > 0.5)
+        return int(f[0]) if len(f) else -1
+
+    @cached_property
     def cands(self) -> list[Cand]:
         """The text candidates as objects (built on first use: plan reads the arrays)."""
         return [Cand(int(src), t, int(a), int(b), f.tolist(), (bool(u[0]), bool(u[1]), bool(u[2])))

@@ -132,6 +132,12 @@ class PointerConfig:
     """Question frames the ask head can choose from (learnt from demonstrations)."""
     placeholder_scale: float = 1.0
     """Norm scale of the fixed random entity vectors."""
+    text_reads_field: bool = False
+    """The text-span pointer's query also reads the focused field's encoded row (the field the
+    text will go into), through a layer initialised at zero: what to type can depend on where
+    (a recipient into "To", the first app's fact into the message body), as DOM-Q-NET's type
+    action chooses its goal token given the element. Off: the query reads the state token and
+    the kind alone."""
 
 
 def _spots(lens: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -575,6 +581,9 @@ class PointerNet(nn.Module):
         self.cand_w = nn.Sequential(_appended_zero_columns(nn.Linear(CAND_FEATS_FIRST + K, d), CAND_FEATS + K),
                                     nn.GELU(), nn.Linear(d, 1))
         self.frame_head = nn.Sequential(nn.Linear(3 * d, d), nn.GELU(), nn.Linear(d, cfg.max_frames))
+        # the focused field's row -> the span query (text_reads_field); zero weights drawn from
+        # no RNG, so a seed gives the same planner with or without it until training moves them
+        self.field_q = _zero_linear(d, 2 * d) if cfg.text_reads_field else None
         sizes = [2, 64, K, 8, len(ROLES), 4, 1]
         assert [_SEG, _CPOS, _HK, _HP, _ROLE, _ET, _CLS, _BIAS] == [sum(sizes[:i]) for i in range(8)]
 
@@ -667,6 +676,12 @@ class PointerNet(nn.Module):
         st_t = tt(states)
         kb = kind.index_select(0, st_t)
         q = _mlp(self.span_q, torch.cat([cls.index_select(0, st_t), F.embedding(kb, self.kind_emb.weight)], -1))
+        if self.field_q is not None:   # what to type reads where it goes: the focused field's row
+            fi = np.fromiter((e.focus for e in es), np.int64, n)
+            has = np.flatnonzero(fi >= 0)
+            if len(has):
+                fq = linear(self.field_q, nodes.index_select(0, tt(first[has] + fi[has])))
+                q = q.index_add(0, tt(has), fq)
         se = (ref[:, None, :] * q.view(n, 2, D).repeat_interleave(tt(nr), 0)).sum(-1) / math.sqrt(D)   # [rows,2]
         b_k, j_k = _spots(nc)
         shift = np.repeat(r0, nc)
@@ -711,6 +726,14 @@ NODE_FEATS_FIRST = 27
 """The node-input width the layer is initialised at; node columns appended since (the used-app
 column) start with zero weights, so a seed gives the same planner as before they were added
 (same random draws, the new inputs neutral until training finds a use for them)."""
+
+
+def _zero_linear(n_in: int, n_out: int) -> nn.Linear:
+    """A bias-free layer ``n_in -> n_out`` with zero weights, drawing nothing from the RNG."""
+    out = torch.nn.utils.skip_init(nn.Linear, n_in, n_out, bias=False)
+    with torch.no_grad():
+        out.weight.zero_()
+    return out
 
 
 def _appended_zero_columns(layer: nn.Linear, width: int) -> nn.Linear:

@@ -146,7 +146,11 @@ class PointerPlanner(Policy):
 
     def load_state_dict_all(self, state: dict) -> None:
         self.frames = list(state.get("frames", self.frames))
-        self.model.load_state_dict(state["model"])
+        model = state["model"]
+        if self.model.field_q is not None and "field_q.weight" not in model:
+            # saved before the text query read the focused field: that layer at its zero start
+            model = {**model, "field_q.weight": torch.zeros_like(self.model.field_q.weight)}
+        self.model.load_state_dict(model)
         if "generator" in state:
             self.generator.set_state(state["generator"])
 
