@@ -7,15 +7,24 @@ screens it has not seen — which the same cloning without the input does not.""
 from __future__ import annotations
 
 import random
+import sys
+from pathlib import Path
 
 import pytest
 import torch
 
 from navrl.agent.planner import PlannerContext
-from navrl.agent.policy.pointer import PointerConfig, PointerPlanner, phone_world_vocabulary
+from navrl.agent.policy.pointer import (
+    PointerConfig,
+    PointerPlanner,
+    phone_world_vocabulary,
+)
 from navrl.agent.policy.pointer import features as F
 from navrl.agent.policy.pointer.features import KIND_ID, Decision, context_prompt
 from navrl.observation import Observation, UINode
+
+sys.path.insert(0, str(Path(__file__).parent / "fixtures"))
+from cloning import clone, hits
 
 W, H = 160, 210
 
@@ -37,23 +46,6 @@ def _planner(seed: int = 0) -> PointerPlanner:
 
 def _tap(i: int) -> list[int]:
     return Decision(KIND_ID["tap"], i).ids()
-
-
-def _clone(pol: PointerPlanner, demos: list[tuple[str, list[int]]], steps: int = 60) -> PointerPlanner:
-    """Behaviour cloning on ``demos`` (prompt, decision ids): full-batch Adam."""
-    torch.manual_seed(0)
-    opt = torch.optim.Adam(pol.policy_parameters(), lr=3e-3)
-    prompts, ids = [p for p, _ in demos], [d for _, d in demos]
-    for _ in range(steps):
-        loss = -pol.score(prompts, ids).logprobs.sum(-1).mean()
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-    return pol
-
-
-def _hits(pol: PointerPlanner, cases: list[tuple[str, list[int]]]) -> int:
-    return sum(pol.decide(p).ids() == d for p, d in cases)
 
 
 def _without(monkeypatch, name: str, value) -> None:
@@ -116,8 +108,8 @@ def test_cloned_with_the_ordinal_the_greedy_tap_follows_the_goals_place(monkeypa
     names on 24 screens it has not seen (other layouts); the same cloning without the ordinal
     column cannot tell the fields apart by their place and misses some."""
     train, test = _ordinal_demos(0, 48), _ordinal_demos(1, 24)
-    pol = _clone(_planner(), train)
-    assert _hits(pol, test) == len(test)
+    pol = clone(_planner(), train)
+    assert hits(pol, test) == len(test)
     # one screen, three goals: three different taps, and the taps land there: alike nodes are
     # told apart in the Step ("Tap the 3rd "text field""), which the grounder and the demonstration
     # reader follow
@@ -135,8 +127,8 @@ def test_cloned_with_the_ordinal_the_greedy_tap_follows_the_goals_place(monkeypa
         assert (a.x, a.y) == nodes[fields[k]].center
         assert pol.encode_demo(p, f"Reasoning: r\nStep: {step}\nRemaining: r") == d.ids()
     _without(monkeypatch, "goal_ordinals", lambda goal: ())
-    blind = _clone(_planner(), train)
-    assert _hits(blind, test) < len(test)
+    blind = clone(_planner(), train)
+    assert hits(blind, test) < len(test)
 
 
 # ============================================================== the goal's word order
@@ -182,8 +174,8 @@ def test_the_goals_word_order_is_expressible_with_todays_inputs():
     every = [(a, b) for a in WORDS for b in WORDS if a != b]
     rng.shuffle(every)
     train, test = _order_demos(every[:40], 0), _order_demos(every[40:60], 1)
-    pol = _clone(_planner(), train)
-    assert _hits(pol, test) == len(test)
+    pol = clone(_planner(), train)
+    assert hits(pol, test) == len(test)
     nodes = _sequence_screen(random.Random(7), "Send", "Edit")
     firsts = [nodes[pol.decide(_prompt(g, nodes)).arg].label for g in
               ("Click button Send, then click button Edit.", "Click button Edit, then click button Send.")]
@@ -247,8 +239,8 @@ def test_cloned_with_case_twins_the_planner_types_the_goals_word_in_the_asked_ca
     holds that text (the step is not expressible: no decision for the demonstration)."""
     pol = _planner()
     train, test = _case_demos(NAMES[:20], pol), _case_demos(NAMES[20:], pol)
-    _clone(pol, train)
-    assert _hits(pol, test) == len(test)
+    clone(pol, train)
+    assert hits(pol, test) == len(test)
     goal = _case_goal("Rosalie", "upper")
     from navrl.agent.policy.pointer.features import render_step
     p = _prompt(goal, _case_screen(goal))
@@ -339,10 +331,10 @@ def test_cloned_with_the_type_the_greedy_tap_is_a_widget_of_the_named_type(monke
     names on 30 pages it has not seen — the text field and the textarea told apart by the
     textarea's description; without the type column it cannot tell which widget the goal means."""
     train, test = _widget_demos(0, 60), _widget_demos(1, 30)
-    pol = _clone(_planner(), [(p, d) for p, d, _ in train], steps=120)
+    pol = clone(_planner(), [(p, d) for p, d, _ in train], steps=120)
     assert sum(pol.decide(p).arg in right for p, _, right in test) == len(test)
     _without(monkeypatch, "_names_type", lambda words, role, desc: 0.0)
-    blind = _clone(_planner(), [(p, d) for p, d, _ in train], steps=120)    # 12/30 when written
+    blind = clone(_planner(), [(p, d) for p, d, _ in train], steps=120)    # 12/30 when written
     assert sum(blind.decide(p).arg in right for p, _, right in test) < len(test)
 
 

@@ -7,13 +7,22 @@ two-field screens it types what the focused field needs on names and lists it ha
 from __future__ import annotations
 
 import random
+import sys
+from pathlib import Path
 
 import torch
 
 from navrl.agent.planner import PlannerContext
-from navrl.agent.policy.pointer import PointerConfig, PointerPlanner, phone_world_vocabulary
+from navrl.agent.policy.pointer import (
+    PointerConfig,
+    PointerPlanner,
+    phone_world_vocabulary,
+)
 from navrl.agent.policy.pointer.features import KIND_ID, Decision, context_prompt
 from navrl.observation import Observation, UINode
+
+sys.path.insert(0, str(Path(__file__).parent / "fixtures"))
+from cloning import clone, hits
 
 FIRST = ["Omar", "Nina", "Tom", "Lena", "Ravi", "Sofia", "Jonas", "Mira", "Pablo", "Keiko", "Anders", "Bea",
          "Cyrus", "Dalia", "Emil", "Farah", "Gus", "Hana", "Ivo", "Jade", "Kurt", "Lia", "Milo", "Nell"]
@@ -56,22 +65,6 @@ def _demos(pol: PointerPlanner, seed: int, n: int) -> list[tuple[str, list[int]]
         p, want = _compose(rng, i % 2)
         out.append((p, Decision(KIND_ID["type"], pol.state(p).cand_text.index(want)).ids()))
     return out
-
-
-def _clone(pol: PointerPlanner, demos, steps: int = 60) -> PointerPlanner:
-    torch.manual_seed(0)
-    opt = torch.optim.Adam(pol.policy_parameters(), lr=3e-3)
-    prompts, ids = [p for p, _ in demos], [d for _, d in demos]
-    for _ in range(steps):
-        loss = -pol.score(prompts, ids).logprobs.sum(-1).mean()
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-    return pol
-
-
-def _hits(pol: PointerPlanner, cases) -> int:
-    return sum(pol.decide(p).ids() == d for p, d in cases)
 
 
 def test_the_focus_is_the_focused_node_or_none():
@@ -121,16 +114,16 @@ def test_cloned_with_the_field_the_planner_types_what_the_focused_field_needs():
     """20 two-field screens (To focused: the goal's name; Message focused: the note in memory),
     60 full-batch steps, 3 seeds: with the field every seed types the right text on 40 unseen
     screens; without it (the query reads the state token alone) fewer do in the same budget."""
-    hits = {}
+    right = {}
     for on in (True, False):
-        hits[on] = []
+        right[on] = []
         for seed in (0, 1, 2):
             pol = _planner(seed, on)
             train, test = _demos(pol, 1, 20), _demos(pol, 2, 40)
-            _clone(pol, train)
-            hits[on].append(_hits(pol, test))
-    assert hits[True] == [40, 40, 40]
-    assert sum(hits[False]) < sum(hits[True])
+            clone(pol, train)
+            right[on].append(hits(pol, test))
+    assert right[True] == [40, 40, 40]
+    assert sum(right[False]) < sum(right[True])
 
 
 def test_a_planner_saved_before_the_field_loads_with_it_and_decides_as_before():
