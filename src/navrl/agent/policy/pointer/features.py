@@ -203,7 +203,7 @@ class Encoded:
     @cached_property
     def focus(self) -> int:
         """The focused node's index (the field typed text goes into), -1 when none is."""
-        f = np.flatnonzero(self.node_feats[:, 1] > 0.5)
+        f = np.flatnonzero(self.node_feats[:, _COL_FOCUSED] > 0.5)
         return int(f[0]) if len(f) else -1
 
     @cached_property
@@ -510,6 +510,8 @@ _NODE_BASE_FEATS = 14 + 9
 """Node features that depend on the node, goal and answers only: 14 flags and box values, 9 alignment
 (:func:`_node_row`); the history columns follow them."""
 _COL_IN_HIST, _COL_LAST = _NODE_BASE_FEATS, _NODE_BASE_FEATS + 1
+_COL_FOCUSED = 1
+"""The node column of its focused flag (the second of :func:`_node_row`'s features)."""
 _COL_USED_APP = 27
 """The node's label names an app used earlier in the episode (the home screen's icon of the first
 app of a multi-app task, once the planner has left it): what tells "open the next app" from "open
