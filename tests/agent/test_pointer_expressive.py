@@ -14,11 +14,7 @@ import pytest
 import torch
 
 from navrl.agent.planner import PlannerContext
-from navrl.agent.policy.pointer import (
-    PointerConfig,
-    PointerPlanner,
-    phone_world_vocabulary,
-)
+from navrl.agent.policy.pointer import PointerConfig, PointerPlanner, phone_world_vocabulary
 from navrl.agent.policy.pointer import features as F
 from navrl.agent.policy.pointer.features import KIND_ID, Decision, context_prompt
 from navrl.observation import Observation, UINode

@@ -13,11 +13,7 @@ from pathlib import Path
 import torch
 
 from navrl.agent.planner import PlannerContext
-from navrl.agent.policy.pointer import (
-    PointerConfig,
-    PointerPlanner,
-    phone_world_vocabulary,
-)
+from navrl.agent.policy.pointer import PointerConfig, PointerPlanner, phone_world_vocabulary
 from navrl.agent.policy.pointer.features import KIND_ID, Decision, context_prompt
 from navrl.observation import Observation, UINode
 
