@@ -259,3 +259,55 @@ def test_trainer_feeds_the_forward_frontier_from_episodes_started_at_the_beginni
         tr.train_step()
     reach = tr.curriculum.reach.get("multi_note_to_message")
     assert reach and all(0 <= f <= 4 for f in reach)
+
+
+def test_probes_start_at_the_current_point_and_move_it_by_their_own_outcomes():
+    s = HandoverSchedule(1, threshold=0.75, window=4)
+    x = [T(f"x{i}", "x", 6) for i in range(4)]
+    short = T("s", "y", 1)
+    assert s.probe_starts(x + [short], _length) == {**{t.id: 5 for t in x}, "s": 0}   # 1 step: from the beginning
+    # 3 of 4 probes succeed: x moves one step; y has seen one probe (window 4): stays
+    assert s.observe_probes([(x[0], True), (x[1], True), (x[2], False), (x[3], True), (short, True)]) == [("x", 1, 2)]
+    assert s.probe_starts(x, _length) == {t.id: 4 for t in x}
+    # the window restarts at the new point: 3 failures then a success is 0.25, no move
+    assert s.observe_probes([(x[0], False), (x[1], False), (x[2], False), (x[3], True)]) == []
+    assert s.summary() == {"x": 2, "y": 1}
+
+
+def test_trainer_probes_greedily_once_per_multi_app_task_and_counts_only_the_probes(tmp_path):
+    """curriculum_probe: one greedy episode per multi-app task of the round, started at its key's
+    current point; the curriculum's window holds those outcomes, not the sampled rollouts'."""
+    from navrl.agent.planner import ExpertPlanner
+    from navrl.agent.policy.pointer import PointerConfig, PointerPlanner, phone_world_vocabulary
+    from navrl.rl.presets import get_preset
+    from navrl.rl.trainer import Trainer
+    from navrl.worlds.phone.expert import expert_length
+    from navrl.worlds.phone.task import make_task
+    pol = PointerPlanner(phone_world_vocabulary(n_tasks=40), PointerConfig(d_model=32, n_layers=1, n_heads=2, d_ff=64))
+    cfg = get_preset("demo", {"rollout.tasks_per_update": 3, "rollout.rollouts_per_task": 4, "rollout.max_steps": 30,
+                              "data.task_pool": 0, "policy.sft_coef": 0.0, "run.torch_threads": 1,
+                              "exploration.handover_k": 2, "exploration.curriculum_threshold": 0.5,
+                              "exploration.curriculum_window": 16, "exploration.curriculum_probe": True}).train
+
+    class Tasks:
+        def sample(self, k, rng):
+            return [make_task("multi_note_to_message", 3), make_task("notes_read", 4),
+                    make_task("email_food_total", 5)][:k]
+    tr = Trainer(pol, cfg, tmp_path / "run", log=False, tasks=Tasks(), guide=ExpertPlanner(), guide_length=expert_length)
+    modes, plan = [], pol.plan
+
+    def spy(contexts):
+        modes.extend([(pol.sample, len(c.history), c.task.template) for c in contexts])
+        return plan(contexts)
+    pol.plan = spy
+    trajs, _ = tr.collect()
+    greedy = [m for m in modes if not m[0]]
+    assert greedy and {m[2] for m in greedy} == {"multi_note_to_message", "email_food_total"}
+    for tpl, seed in (("multi_note_to_message", 3), ("email_food_total", 5)):
+        first = min(h for s, h, t in greedy if t == tpl)
+        assert first == expert_length(make_task(tpl, seed)) - 2     # the probe's learner starts at the current point
+    assert {k: len(d) for k, d in tr.curriculum.recent.items()} == {"multi_note_to_message": 1, "email_food_total": 1}
+    st = tr.learn(trajs)
+    assert st.metrics["curriculum/probe_episodes"] == 2
+    assert 0 <= st.metrics["curriculum/probe_successes"] <= 2
+    assert len(trajs) == 12                                          # probes are not in the batch

@@ -257,6 +257,15 @@ class ExplorationConfig:
     """How far a move of the reverse curriculum goes: 0 one step; s > 0 ``max(1, round(s x L))``
     steps, L the longest guide episode of the key (moves proportional to the episode's length)."""
 
+    curriculum_probe: bool = False
+    """The reverse curriculum counts the outcomes of *greedy probes* instead of the training
+    rollouts: each update, every guided task group started at its key's current point is played
+    once more, decoded greedily as evaluation decodes, from the same hand-over (not trained
+    on). Measured reason (docs/results/exploration.md §12): the training rollouts sample at
+    the rollout temperature with argument exploration, whose noise holds their success at the
+    current point near 0.4-0.6 while the greedy planner's is higher, so the point moved about
+    one step per 40 updates. False: the training rollouts' outcomes move it."""
+
     curriculum_shared: bool = False
     """The reverse curriculum keeps one hand-over point ("steps before the end") for all task
     templates instead of one per template, so every multi-app episode counts toward its moves."""

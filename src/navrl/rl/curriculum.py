@@ -130,7 +130,6 @@ class HandoverSchedule:
         """Record (task id, success) of episodes started by the last :meth:`starts`; returns the
         moves this made (key, from k, to k). Episodes of tasks it did not start, or started at a point their key
         has since left, are ignored."""
-        moved = []
         for tid, ok in outcomes:
             issued = self._issued.get(tid)
             if issued is None:
@@ -138,8 +137,29 @@ class HandoverSchedule:
             key, k = issued
             if self.k.get(key, self.start_k) != k:
                 continue
-            d = self.recent.setdefault(key, deque(maxlen=self.window))
-            d.append(bool(ok))
+            self.recent.setdefault(key, deque(maxlen=self.window)).append(bool(ok))
+        return self._move()
+
+    def probe_starts(self, tasks: Iterable, length: Callable[[object], int]) -> dict[str, int]:
+        """Task id -> guide steps that start ``tasks`` at their key's *current* point (0: from the
+        beginning), for greedy probes whose outcomes :meth:`observe_probes` counts."""
+        out = {}
+        for t in tasks:
+            n, k = int(length(t)), self.current(t)
+            self.longest[self.key(t)] = max(self.longest.get(self.key(t), 0), n)
+            out[t.id] = max(0, n - k)
+        return out
+
+    def observe_probes(self, outcomes: Iterable[tuple[object, bool]]) -> list[tuple[str, int, int]]:
+        """Record (task, success) of episodes started at the task's key's current point by
+        :meth:`probe_starts` (the trainer's greedy probes); returns the moves this made."""
+        for task, ok in outcomes:
+            self.recent.setdefault(self.key(task), deque(maxlen=self.window)).append(bool(ok))
+        return self._move()
+
+    def _move(self) -> list[tuple[str, int, int]]:
+        """Move every key whose last ``window`` outcomes at its point reach the threshold."""
+        moved = []
         if self.threshold > 0:
             for key, d in self.recent.items():
                 k = self.k.get(key, self.start_k)

@@ -24,7 +24,7 @@ from navrl.agent.grounders.accessibility import AccessibilityGrounder
 from navrl.agent.grounders.base import Grounder
 from navrl.agent.guided import GuidedPlanner
 from navrl.agent.planner import ExpertPlanner, Planner
-from navrl.agent.policy.base import Policy, Sampling
+from navrl.agent.policy.base import GREEDY, Policy, Sampling
 from navrl.device.pool import DeviceFarm
 from navrl.errors import Outage
 from navrl.fileio import atomic_write_bytes
@@ -133,6 +133,8 @@ class Trainer:
                                            step=ex.curriculum_step) if ex.handover_k > 0 else None
         """Where guided rollouts start (exploration.handover_k, moved earlier by the reverse curriculum)."""
         self._collect_stats: dict = {}
+        self._probe_stats: dict = {}
+        """Greedy curriculum probes of the last collection (exploration.curriculum_probe)."""
         self.runner = EpisodeRunner(self.guided or policy, self.grounder, *self.judges[:3], rewards=self.rewards,
                                     config=RunnerConfig(phash=spec.needs_state_hashes, max_steps=cfg.rollout.max_steps,
                                                         deadline_s=cfg.rollout.rollout_deadline_s))
@@ -161,6 +163,7 @@ class Trainer:
         cfg = self.cfg
         before = self.runner.timings["judge"]
         self._collect_stats = {}
+        self._probe_stats = {}
         if cfg.exploration.dynamic_sampling > 0:
             ds = DynamicSampling(cfg.rollout.tasks_per_update, cfg.exploration.dynamic_sampling)
             trajs = ds.collect(lambda r, off: self._collect_round(self._next_tasks() if r == 0 else self._extra_tasks(),
@@ -194,13 +197,33 @@ class Trainer:
             if t.task.get("id") in starts:
                 t.info["guided_steps"] = starts[t.task["id"]]
         if self.curriculum is not None:
-            self.curriculum.observe((t.task.get("id"), bool(t.success)) for t in trajs if t.valid)
+            if ex.curriculum_probe:
+                self.curriculum.observe_probes(self._probe(tasks))
+            else:
+                self.curriculum.observe((t.task.get("id"), bool(t.success)) for t in trajs if t.valid)
             if ex.frontier_share > 0:
                 by_id = {t.id: t for t in tasks}
                 self.curriculum.observe_forward((by_id[t.task["id"]], first_failed_step(t)) for t in trajs
                                                 if t.valid and t.task.get("id") not in starts and t.task.get("id") in by_id
                                                 and is_multi_app(by_id[t.task["id"]]))
         return trajs
+
+    def _probe(self, tasks: list) -> list[tuple[object, bool]]:
+        """(task, success) of one greedy episode of each multi-app task of the round, started at
+        its key's current hand-over point (``exploration.curriculum_probe``): what the learner
+        masters there, without the rollouts' exploration noise. Not trained on."""
+        probe = [t for t in tasks if is_multi_app(t)]
+        if not probe:
+            return []
+        self.guided.reset(self.curriculum.probe_starts(probe, self.guide_length))
+        with self.policy.using(GREEDY):
+            trajs = self.runner.run(probe, devices=self.devices, groups=list(range(len(probe))))
+        by_id = {t.id: t for t in probe}
+        out = [(by_id[t.task["id"]], bool(t.success)) for t in trajs if t.valid and t.task.get("id") in by_id]
+        st = self._probe_stats
+        st["curriculum/probe_episodes"] = st.get("curriculum/probe_episodes", 0) + len(out)
+        st["curriculum/probe_successes"] = st.get("curriculum/probe_successes", 0) + sum(ok for _, ok in out)
+        return out
 
     def _guided_starts(self, tasks: list) -> dict[str, int]:
         """Which task groups start after a guided prefix, and after how many steps."""
@@ -308,6 +331,7 @@ class Trainer:
         self.update += 1
         m = self._rollout_metrics(trajs)
         m.update(self._collect_stats)
+        m.update(self._probe_stats)
         if self.curriculum is not None:
             m["curriculum/handover_k"] = self.curriculum.summary()
         m.update(c_stats)
