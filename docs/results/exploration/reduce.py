@@ -69,6 +69,8 @@ def main(argv=None) -> int:
     ap.add_argument("--resume", default=None, help="a checkpoint of an earlier reduce.py run with the same settings to continue "
                     "(to --updates in all; the before-table is still the init's)")
     ap.add_argument("--save-every", type=int, default=0, help="also save a checkpoint every this many updates")
+    ap.add_argument("--judge", default="oracle", help="the training rollouts' judge set (oracle, oracle-best); "
+                    "evaluation counts successes, which both judge alike")
     ap.add_argument("--plugin", default=None, help="module imported before training (mechanisms under test)")
     a = ap.parse_args(argv)
     import torch
@@ -100,7 +102,9 @@ def main(argv=None) -> int:
     out = Path(a.out)
     ks = [int(x) for x in a.eval_ks.split(",")]
     before = {"train": table(policy, ks, a.eval_n, 0), "val": table(policy, ks, a.eval_n, 1)}
-    tr = Trainer(policy, cfg, out, tasks=MultiAppTasks("train"), sft_demos=demos)
+    tasks = MultiAppTasks("train")
+    tasks.default_judge = a.judge
+    tr = Trainer(policy, cfg, out, tasks=tasks, sft_demos=demos)
     t0 = time.perf_counter()
     hist: list = []
     if a.resume:
@@ -130,7 +134,7 @@ def main(argv=None) -> int:
     tr.save_checkpoint()
     after = {"train": table(policy, ks, a.eval_n, 0), "val": table(policy, ks, a.eval_n, 1)}
     from navrl.eval.intervals import paired_counts, paired_difference_interval
-    res = {"config": cfg.to_dict(), "updates": cfg.run.num_updates, "seconds": time.perf_counter() - t0, "rows": {},
+    res = {"config": cfg.to_dict(), "judge": a.judge, "updates": cfg.run.num_updates, "seconds": time.perf_counter() - t0, "rows": {},
            "history": hist, "after": after, "before": before}
     for split in ("train", "val"):
         for k in ks:

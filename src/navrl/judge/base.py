@@ -25,6 +25,9 @@ class PastStep:
     action: str | None        # Action.to_text(), None when nothing was executed
     screen_hash: str          # hash of the before-screen's UI tree
     verdict: str | None
+    steps_left: tuple[int, int] | None = None
+    """(before, after): the steps to the goal the judge counted around this step, where it counts
+    them (the oracle: its ``remaining_before`` / ``remaining_after``); None elsewhere."""
 
 
 @dataclass

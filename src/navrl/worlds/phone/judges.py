@@ -1,6 +1,8 @@
 """Oracle judges for the phone world, from the tasks' own checks (docs/design.md §4a).
 
-- progress: the expert's remaining-step count went down;
+- progress: the expert's remaining-step count went down (``progress="best"``: below the fewest
+  the episode had reached, so a step that undoes the agent's own earlier regression — clearing
+  the text it typed into the wrong field, returning to the app it left — is not progress again);
 - hallucination: the reasoning quotes text that is not on the before-screen (nor in the
   goal, the typed text or the user's answers), or the step targets a label that is not there;
 - repeating an action that already failed on the same screen: fail;
@@ -55,8 +57,13 @@ class OracleJudge(StepJudge, AskJudge, TerminalJudge):
 
     wants_snapshots = True
 
-    def __init__(self, cap: int = 60):
+    def __init__(self, cap: int = 60, progress: str = "step"):
+        if progress not in ("step", "best"):
+            raise ValueError(f"progress must be 'step' or 'best', not {progress!r}")
         self.cap = cap
+        self.progress = progress
+        """``step``: a step that lowers the expert's remaining steps is progress (the design's rule).
+        ``best``: only one that lowers them below the episode's best so far (:func:`best_so_far`)."""
         self.worlds = _Worlds()
         self._remaining: BoundedCache[tuple, tuple[int, tuple[str, ...]]] = BoundedCache(50_000)
         self._met: BoundedCache[tuple, bool] = BoundedCache(50_000)
@@ -151,6 +158,8 @@ class OracleJudge(StepJudge, AskJudge, TerminalJudge):
         info = {"remaining_before": r0, "remaining_after": r1}
         if r1 >= r0:
             return Judgement(StepVerdict.FAIL, "no progress", info)
+        if self.progress == "best" and r1 >= best_so_far(ctx.history, r0):
+            return Judgement(StepVerdict.FAIL, "no progress past the episode's best (undoes its own regression)", info)
         h = self.hallucinated(ctx)
         if h:
             return Judgement(StepVerdict.FAIL, f"progress, but {h}", info)
@@ -188,3 +197,29 @@ class OracleJudge(StepJudge, AskJudge, TerminalJudge):
                 return Judgement(TerminalVerdict.BLOCKED_COMPLETE, "stopped at an unavoidable wall")
             return Judgement(TerminalVerdict.FAIL, "completion claimed but the task is not done")
         return Judgement(TerminalVerdict.FAIL, "step budget exhausted" if ctx.end is EndReason.BUDGET else "failed")
+
+
+def best_so_far(history, r0: int) -> int:
+    """The fewest remaining steps the episode has stood at before this step (whose before-count
+    is ``r0``), from the ``steps_left`` of its judged steps: the lowest count any step reached,
+    raised by whatever the world added *between* two steps (the next step began further away than
+    the last one ended: not the agent's doing). A regression inside a step is charged to the
+    agent, so the steps that undo it do not count as progress again; a pop-up that a step's own
+    transition brings is such a regression too, and clearing it is progress again whenever the
+    step that met it had made progress (the count then ends where it began)."""
+    best = last = None
+    for h in history:
+        left = getattr(h, "steps_left", None)
+        if left is None:
+            continue
+        before, after = left
+        if best is None:
+            best = before
+        elif before > last:
+            best += before - last
+        best, last = min(best, before, after), after
+    if best is None:
+        return r0
+    if r0 > last:
+        best += r0 - last
+    return min(best, r0)

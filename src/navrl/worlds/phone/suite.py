@@ -134,3 +134,11 @@ def oracle_judges(**_: Any):
     from navrl.worlds.phone.judges import OracleJudge
     j = OracleJudge()
     return j, j, j
+
+
+def oracle_best_judges(**_: Any):
+    """The oracle whose step judge counts progress only past the episode's best (``oracle-best``):
+    undoing one's own regression earns nothing (``OracleJudge(progress="best")``)."""
+    from navrl.worlds.phone.judges import OracleJudge
+    j = OracleJudge(progress="best")
+    return j, j, j
