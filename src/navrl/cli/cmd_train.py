@@ -9,6 +9,7 @@ from pathlib import Path
 
 from navrl.cli.common import CLIError, add_preset_arguments, prepare_out_dir, unknown_field
 from navrl.cli.parts import add_part_arguments, choose, close_farm, device_farm, judge_set, task_source
+from navrl.judge.rewards import REWARD_PRESETS
 
 
 def register(sub) -> None:
@@ -29,7 +30,7 @@ def register(sub) -> None:
     t.add_argument("--plugin", action="append", default=[], metavar="MODULE",
                    help="import MODULE (a module name or a .py file) first, e.g. to register an estimator "
                         "with @navrl.rl.advantages.register_estimator; repeatable")
-    t.add_argument("--reward", choices=["default", "cautionary"], help="reward table preset")
+    t.add_argument("--reward", choices=sorted(REWARD_PRESETS), help="reward table preset (docs/design.md §4b)")
     t.add_argument("--updates", type=int, help="number of updates (overrides the preset)")
     t.add_argument("--seed", type=int)
     t.add_argument("--set", action="append", default=[], metavar="SECTION.FIELD=VALUE",

@@ -17,6 +17,17 @@ class RewardConfig:
     """Dense: no progress, a hallucinated reason, or a repeated failed action."""
     step_overcomplete: float = -2.0
     """Dense: acting after the task was already done."""
+    step_regress: float = 0.0
+    """Dense, added to a failed step per step it put between the agent and the goal, where the
+    judge counts them (the oracle: remaining steps after minus before), at most
+    ``step_regress_max``: 0 in the design's table. With -1 (the ``potential`` preset) the dense
+    reward is potential-based where it counts (Ng et al. 1999): a detour and the steps that undo
+    it sum to 0 instead of earning the undoing's successes — the loops RL found at multi-app
+    junctions (docs/results/exploration.md §13) — while undoing a mistake still earns its
+    success."""
+    step_regress_max: int = 2
+    """The most added steps ``step_regress`` charges one step for (a step that makes the task
+    impossible sends the oracle's count to its cap)."""
     ask_justified: float = 1.0
     """Dense: the asked information really was missing."""
     ask_unjustified: float = 0.0
@@ -39,6 +50,10 @@ class RewardConfig:
     def step(self, v: StepVerdict) -> float:
         return {StepVerdict.SUCCESS: self.step_success, StepVerdict.FAIL: self.step_fail,
                 StepVerdict.OVERCOMPLETE: self.step_overcomplete}[v]
+
+    def regress(self, added: int) -> float:
+        """The dense charge of a failed step that added ``added`` steps to the judge's count."""
+        return self.step_regress * min(max(0, added), self.step_regress_max)
 
     def ask(self, v: AskVerdict) -> float:
         return self.ask_justified if v is AskVerdict.JUSTIFIED else self.ask_unjustified
@@ -68,7 +83,11 @@ CAUTIONARY_REWARDS = RewardConfig(step_success=1.0, step_fail=0.0, step_overcomp
 """The paper's cautionary GRPO reward: +1 per good step, +10 for a finish, nothing
 negative, no discount. It taught the agent to prolong episodes."""
 
-REWARD_PRESETS = {"default": DEFAULT_REWARDS, "cautionary": CAUTIONARY_REWARDS}
+POTENTIAL_REWARDS = RewardConfig(step_regress=-1.0)
+"""The default table with regressions charged per step (``step_regress`` -1): where the judge
+counts steps, a detour and its return sum to 0."""
+
+REWARD_PRESETS = {"default": DEFAULT_REWARDS, "cautionary": CAUTIONARY_REWARDS, "potential": POTENTIAL_REWARDS}
 
 
 def reward_preset(name: str) -> RewardConfig:

@@ -39,6 +39,7 @@ from functools import cache
 from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
+from navrl.judge.rewards import REWARD_PRESETS
 from navrl.rl.estimators import AdvantageEstimator
 
 if TYPE_CHECKING:
@@ -72,7 +73,9 @@ class RolloutConfig:
     """Step budget of an episode; running out earns the 'budget exhausted' terminal reward."""
 
     reward_preset: str = "default"
-    """Reward table: "default" (docs/design.md §4b) or "cautionary" (the paper's prolonging GRPO reward)."""
+    """Reward table: "default" (docs/design.md §4b), "cautionary" (the paper's prolonging GRPO reward)
+    or "potential" (the default with regressions charged per step the judge counts:
+    ``RewardConfig.step_regress``)."""
 
     rollout_deadline_s: float | None = None
     """Seconds one update's rollouts (leases included) may take; None waits for every episode.
@@ -607,8 +610,9 @@ class TrainConfig:
         for name in ("value_clip", "grad_clip", "rollout_deadline_s"):
             if v[name] is not None and real(name) <= 0.0:
                 raise ConfigError(f"{P[name]} must be > 0 or None, got {v[name]}")
-        if v["reward_preset"] not in ("default", "cautionary"):
-            raise ConfigError(f"{P['reward_preset']} must be 'default' or 'cautionary', got {v['reward_preset']!r}")
+        if v["reward_preset"] not in REWARD_PRESETS:
+            raise ConfigError(f"{P['reward_preset']} must be one of {', '.join(sorted(REWARD_PRESETS))}, "
+                              f"got {v['reward_preset']!r}")
         if not 0.0 <= real("explore_arg") < 1.0:
             raise ConfigError(f"{P['explore_arg']} must be in [0, 1), got {v['explore_arg']}")
         if not 0.0 <= real("explore") < 1.0:

@@ -54,3 +54,50 @@ def test_undo_loops_earn_nothing_under_best_but_do_under_step():
     assert verdicts["best"][:1] == [StepVerdict.FAIL] and verdicts["best"][2] == StepVerdict.SUCCESS
     with pytest.raises(ValueError):
         OracleJudge(progress="most")
+
+
+def test_potential_rewards_make_a_detour_and_its_return_sum_to_zero():
+    """``step_regress`` -1 (the ``potential`` preset): the loop of a failed detour (5 -> 7) and the
+    two successes that undo it (7 -> 6 -> 5) sums to 0 dense reward; the design's table pays it 2.
+    A step that makes the task impossible (the count jumps to the cap) is charged at most 2."""
+    from navrl.judge.rewards import DEFAULT_REWARDS, reward_preset
+    from navrl.judge.verdicts import StepVerdict
+    pot = reward_preset("potential")
+
+    def loop(rw):
+        return (rw.step(StepVerdict.FAIL) + rw.regress(7 - 5)) + 2 * rw.step(StepVerdict.SUCCESS) \
+            if rw.step_regress else rw.step(StepVerdict.FAIL) + 2 * rw.step(StepVerdict.SUCCESS)
+    assert loop(DEFAULT_REWARDS) == 2.0
+    assert loop(pot) == 0.0
+    assert pot.regress(60 - 5) == -2.0 and pot.regress(-1) == 0.0 and DEFAULT_REWARDS.regress(3) == 0.0
+
+
+def test_the_runner_charges_a_regressing_step_under_the_potential_table():
+    """A real episode: the expert's first step (Tap "Mail"), then `Go home` back out of the app
+    (the count goes up by one), then the expert again: the `Go home` step's reward is -(added steps) under ``potential``,
+    0 under the default, and the expert's steps earn +1 under both."""
+    from navrl.agent.grounders.accessibility import AccessibilityGrounder
+    from navrl.agent.planner import ExpertPlanner, Planner, PlannerOutput
+    from navrl.judge.rewards import reward_preset
+    from navrl.judge.sets import make_judges
+    from navrl.rollout.runner import EpisodeRunner, RunnerConfig
+    from navrl.worlds.phone.task import make_task
+
+    class Detour(Planner):
+        def __init__(self):
+            self.expert = ExpertPlanner()
+
+        def plan(self, contexts):
+            outs = self.expert.plan(contexts)
+            return [PlannerOutput('Reasoning: out.\nStep: Go home\nRemaining: back') if len(c.history) == 1 else o
+                    for c, o in zip(contexts, outs)]
+    rewards = {}
+    for preset in ("default", "potential"):
+        runner = EpisodeRunner(Detour(), AccessibilityGrounder(), *make_judges("oracle")[:3],
+                               rewards=reward_preset(preset), config=RunnerConfig(max_steps=6))
+        tr = runner.run([make_task("transfer_shop_receipt", 0)])[0]
+        rewards[preset] = [(s.step, s.verdict, s.reward) for s in tr.steps[:4]]
+    d, p = rewards["default"], rewards["potential"]
+    assert d[1][:2] == ("Go home", "fail") and d[1][2] == 0.0
+    assert p[1][:2] == ("Go home", "fail") and p[1][2] == -1.0          # home is one step further than the inbox
+    assert [d[0][2], d[2][2]] == [1.0, 1.0] == [p[0][2], p[2][2]]        # Tap "Mail", and again after the detour
