@@ -219,7 +219,7 @@ class Trainer:
         with self.policy.using(GREEDY):
             trajs = self.runner.run(probe, devices=self.devices, groups=list(range(len(probe))))
         by_id = {t.id: t for t in probe}
-        out = [(by_id[t.task["id"]], bool(t.success)) for t in trajs if t.valid and t.task.get("id") in by_id]
+        out = [(by_id[t.task["id"]], bool(t.success)) for t in trajs if t.valid]
         st = self._probe_stats
         st["curriculum/probe_episodes"] = st.get("curriculum/probe_episodes", 0) + len(out)
         st["curriculum/probe_successes"] = st.get("curriculum/probe_successes", 0) + sum(ok for _, ok in out)

@@ -209,10 +209,9 @@ def best_so_far(history, r0: int) -> int:
     step that met it had made progress (the count then ends where it began)."""
     best = last = None
     for h in history:
-        left = getattr(h, "steps_left", None)
-        if left is None:
+        if h.steps_left is None:
             continue
-        before, after = left
+        before, after = h.steps_left
         if best is None:
             best = before
         elif before > last:
