@@ -254,6 +254,28 @@ def test_without_case_twins_the_asked_case_is_not_expressible(monkeypatch):
     assert pol.encode_demo(_prompt(goal, _case_screen(goal)), 'Reasoning: r\nStep: Type "ROSALIE"\nRemaining: r') is None
 
 
+def test_a_quoted_goal_text_no_span_renders_is_typable_verbatim():
+    """Issue #26: a title the goal gives as a quoted prefix ("Drive to Home - ") followed by a
+    value an app shows is two Types; the prefix ends on a dash and a space, so no span renders
+    it, and the quoted text itself is a candidate (typable, not an answer, quoted column set),
+    rendered and parsed back verbatim. A quoted text a span renders is not repeated."""
+    from navrl.agent.policy.pointer.features import render_step
+    from navrl.agent.steps import parse_step
+    goal = 'Add an event titled "Drive to Home - " followed by the drive time.'
+    pol = _planner()
+    p = _prompt(goal, [UINode("t", "textfield", "Title", (0, 30, W, 50), focused=True)])
+    e = pol.state(p)
+    texts = list(e.cand_text)
+    assert texts.count("Drive to Home - ") == 1 and "Drive to Home -" not in texts
+    i = texts.index("Drive to Home - ")
+    assert e.cand_use[i].tolist() == [True, False, True] and e.cand_feats[i, 6] == 1.0
+    step = render_step(Decision(KIND_ID["type"], i), e, [])
+    assert step == 'Type "Drive to Home - "' and parse_step(step).text == "Drive to Home - "
+    assert pol.encode_demo(p, f'Reasoning: r\nStep: {step}\nRemaining: r') is not None
+    plain = pol.state(_prompt('Set the subject to "Dinner cost".', []))
+    assert list(plain.cand_text).count("Dinner cost") == 1
+
+
 def test_a_planner_saved_before_the_case_column_loads_and_decides_as_before():
     from navrl.agent.policy.pointer.features import FEATURE_LAYOUT
     from navrl.agent.policy.pointer.planner import widen_node_inputs

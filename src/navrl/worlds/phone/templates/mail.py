@@ -1,6 +1,8 @@
 """Mail templates (and the Mail expert helpers the multi-app templates reuse)."""
 from __future__ import annotations
 
+from typing import Callable
+
 from navrl.worlds.phone.sim.apps.mail import SEED, find_email
 from navrl.worlds.phone.sim.apps.records import add_email
 from navrl.worlds.phone.sim.apps.seed import days_ago
@@ -84,7 +86,11 @@ def mail_open(ev: Ev, subject: str):
     return goto(ev, M, [("inbox", None, None), ("message", {"id": e["id"]}, subject)])
 
 
-def compose_stages(to: str, subject: str, body: str, what: str = "the email") -> list[Stage]:
+def compose_stages(to: str, subject: str, body: str, what: str = "the email",
+                   body_ok: Callable[[str], bool] | None = None) -> list[Stage]:
+    """The expert's stages of writing and sending an email. ``body_ok``: what the task's check
+    accepts as the body, where that is more than ``body`` itself (the expert writes ``body``;
+    a body the check accepts is done, so the oracle judges count it as progress, not a detour)."""
     def on_compose(ev: Ev) -> bool:
         return at(ev, M, "compose") and ev.state.overlay is None
 
@@ -99,7 +105,8 @@ def compose_stages(to: str, subject: str, body: str, what: str = "the email") ->
               lambda ev: type_into(ev, "To", to)),
         Stage(f"set the subject to {subject}", lambda ev: on_compose(ev) and fv(ev, "subject") == subject,
               lambda ev: type_into(ev, "Subject", subject)),
-        Stage("write the message", lambda ev: on_compose(ev) and fv(ev, "body") == body,
+        Stage("write the message", lambda ev: on_compose(ev) and (fv(ev, "body") == body or (
+            body_ok is not None and body_ok(fv(ev, "body")))),
               lambda ev: type_into(ev, "Body", body)),
         Stage(f"send {what}", lambda ev: False, lambda ev: tap(ev, "Send", "Everything is filled in; I send it.")),
     ]
