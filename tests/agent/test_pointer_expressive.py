@@ -374,3 +374,44 @@ def test_the_nth_step_form_parses_and_grounds_to_the_nth_node_so_labelled():
     assert (a.x, a.y) == nodes[fields[1]].center
     with pytest.raises(GroundingError, match="no 4th element"):
         g.ground('Tap the 4th "text field"', obs)
+
+
+# ============================================================== the remembered row the goal picks out
+FORECAST = ("Back", "London", "65 F", "Windy", "H:68  L:55", "7-Day Forecast", "Today", "Windy, H:68 L:55",
+            "Tue Jun 11", "Thunderstorms, H:72 L:55", "Wed Jun 12", "Sunny, H:68 L:56", "Thu Jun 13",
+            "Rain, H:70 L:58", "Fri Jun 14", "Sunny, H:69 L:53")
+"""Episode memory after Weather's 7-day forecast (what the runner carries into the next app)."""
+PICNIC = ("Find the first sunny day this week in London in the Weather app, then schedule a Picnic on that "
+          "day at 2 PM in my calendar.")
+
+
+def _date_picker() -> list[UINode]:
+    return [UINode("m", "header", "June 2024", (0, 0, W, 20)), UINode("b", "button", "Back", (0, 0, 30, 20),
+                                                                         actions=("tap",))] + [
+        UINode(f"d{d}", "button", str(d), (5 + 22 * ((d - 1) % 7), 25 + 22 * ((d - 1) // 7),
+                                           25 + 22 * ((d - 1) % 7), 45 + 22 * ((d - 1) // 7)), actions=("tap",))
+        for d in range(1, 31)]
+
+
+def _mem_flagged(goal: str, seen: tuple[str, ...]) -> list[str]:
+    ctx = PlannerContext(_Task(goal), Observation(tuple(_date_picker()), "Calendar", (W, H), "ios"),
+                         history=[], seen=seen, apps=("Weather",))
+    e = _planner().state(context_prompt(ctx))
+    return [e.node_labels[i] for i in range(len(e.node_labels)) if e.node_feats[i, F._COL_MEM_ROW] == 1.0]
+
+
+def test_the_memory_row_column_flags_the_day_the_goal_picked_out_in_the_earlier_app():
+    """Issue #26, multi_weather_picnic: the first remembered row whose value the goal describes
+    ("Sunny, ...") names the date picker's day to tap; its value decides, not its place."""
+    assert F.goal_rows(PICNIC, FORECAST)[1:] == ("wed jun 12", "fri jun 14")
+    assert _mem_flagged(PICNIC, FORECAST) == ["12"]     # not "Back" (before "London", the goal's city)
+    rainy = tuple("Rain, H:68 L:56" if t == "Sunny, H:68 L:56" else t for t in FORECAST)
+    assert _mem_flagged(PICNIC, rainy) == ["14"]
+    assert _mem_flagged(PICNIC, ()) == []                # no earlier app: nothing remembered
+    assert _mem_flagged("Schedule a Picnic on June 3 at 2 PM.", FORECAST) == []   # the goal picks no row
+
+
+def test_a_new_planner_gives_the_memory_row_column_a_zero_weight():
+    w = _planner().model.node_in.weight
+    assert w.shape[1] == F.NODE_FEATS and F._COL_MEM_ROW == F.NODE_FEATS - 1
+    assert torch.count_nonzero(w[:, F._COL_MEM_ROW]) == 0

@@ -23,7 +23,7 @@ from functools import cached_property, lru_cache
 
 import numpy as np
 
-from navrl.agent.policy.pointer.text import (Piece, STOPWORDS, alignment, boundary_features, content_keys, norm,
+from navrl.agent.policy.pointer.text import (Piece, STOPWORDS, _phrase_in, alignment, boundary_features, content_keys, norm,
                                              pieces, span_text, spans, trigrams)
 from navrl.agent.steps import ordinal
 from navrl.lru import BoundedCache
@@ -53,7 +53,7 @@ MAX_SPAN_CTX = 16     # pieces per goal/answer span
 MAX_SPAN_SCREEN = 8   # pieces per on-screen span
 N_PLACEHOLDERS = 128
 
-NODE_FEATS = 30
+NODE_FEATS = 31
 CTX_FEATS = 6
 GLOBAL_FEATS = 5
 CAND_FEATS = 17
@@ -526,6 +526,11 @@ _COL_TYPE = 29
 """The goal names this node's widget type: "button", "radio", "checkbox", "text"/"input" for a
 text field, "textarea" for a multi-line one (the web device's description of a <textarea>) ...
 (:data:`_TYPE_WORDS`; issue #28, click-widget: 'Click on a "textarea" widget.')."""
+_COL_MEM_ROW = 30
+"""The node's label names the first row of an earlier app's screen that the goal picks out
+(:func:`goal_rows`): "the first sunny day" read in Weather ("Wed Jun 12" / "Sunny, H:68 L:56")
+flags the day "12" of the calendar's date picker (issue #26, multi_weather_picnic: what one app
+showed decides where to tap in the next)."""
 _TYPE_WORDS = {"button": ("button",), "link": ("link",), "checkbox": ("checkbox",), "radio": ("radio",),
                "textfield": ("text", "input", "textbox", "field"), "combobox": ("select", "dropdown"),
                "slider": ("slider",), "switch": ("switch", "toggle"), "tab": ("tab",), "option": ("option",),
@@ -628,7 +633,7 @@ def _screen(goal: str, ans_texts: tuple, app: str, nodes: list, vocab: Vocab) ->
         if lab_n:
             label_rows.setdefault(lab_n, []).append(i)
         node_feats.append(f + (0.0, 0.0, min(i, 95) / 95.0, float(app_l == lab_n), 0.0, 0.0,
-                               _names_type(goal_words, str(role), str(more[0]) if more else "")))
+                               _names_type(goal_words, str(role), str(more[0]) if more else ""), 0.0))
         match_ctx.extend((i, c) for c in cols)
         node_accept.append(acc)
         # on-screen text pieces and their candidate spans (answers are read off the screen)
@@ -738,6 +743,14 @@ def _encode(goal: str, answers, hist, app: str, t: int, nodes, seen, nodes_json:
             last = sc.label_rows.get(hist_targets[-1]) if hist_targets[-1] else None
             if last is not None:
                 node_feats[last, _COL_LAST] = 1.0
+    # --- the nodes that name the earlier app's row the goal picks out
+    if seen:
+        for row in goal_rows(goal, tuple(seen)):     # the first such row that names a node here
+            rows = [i for lab, rr in sc.label_rows.items() if lab and _phrase_in(lab, row) for i in rr]
+            if rows:
+                node_feats = node_feats.copy() if node_feats is sc.node_feats else node_feats
+                node_feats[rows, _COL_MEM_ROW] = 1.0
+                break
     # --- the nodes that name an app the episode used before this screen
     if used:
         rows = [i for a in used for i in sc.label_rows.get(norm(a), ())]
@@ -754,6 +767,20 @@ def _encode(goal: str, answers, hist, app: str, t: int, nodes, seen, nodes_json:
                    cb.src, cb.a, cb.b, cb.feats, cb.use)
 
 
+
+
+@lru_cache(maxsize=20_000)
+def goal_rows(goal: str, seen: tuple[str, ...]) -> tuple[str, ...]:
+    """The rows of the episode memory that the goal picks out, in order, normalised: memory
+    holds an earlier screen's texts in order, a list row's label before its value ("Wed Jun 12",
+    "Sunny, H:68 L:56"); a row is picked out when the text after its label shares a content word
+    with the goal without being a phrase of it (a value the goal describes, not one it names:
+    "London" after "Back" is the goal's city). The node column flags the nodes of the current
+    screen named in the first of them that names any."""
+    keys = content_keys(pieces(goal))
+    g = norm(goal)
+    return tuple(norm(label) for label, value in zip(seen, seen[1:])
+                 if content_keys(pieces(value)) & keys and not _phrase_in(norm(value), g))
 
 
 VERBATIM_QUOTES = True

@@ -381,9 +381,10 @@ class PointerPlanner(Policy):
         return ScoredBatch(logp * mask, mask, ent * mask, cls)
 
 
-NODE_COLUMNS_ADDED = {27: 30, 28: 30, 29: 30}
+NODE_COLUMNS_ADDED = {27: 31, 28: 31, 29: 31, 30: 31}
 """Node-input widths of earlier layouts -> the width after the columns appended since (27 -> 28:
-the used-app column; 28 -> 29: the ordinal column; 29 -> 30: the widget-type column). A planner
+the used-app column; 28 -> 29: the ordinal column; 29 -> 30: the widget-type column; 30 -> 31:
+the remembered row the goal picks out). A planner
 saved with such a width loads with zero weights for the new columns, so it computes exactly what
 it computed before."""
 
