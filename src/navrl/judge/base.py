@@ -27,7 +27,7 @@ class PastStep:
     verdict: str | None
     steps_left: tuple[int, int] | None = None
     """(before, after): the steps to the goal the judge counted around this step, where it counts
-    them (the oracle: its ``remaining_before`` / ``remaining_after``); None elsewhere."""
+    them (:attr:`Judgement.steps_left`); None elsewhere."""
 
 
 @dataclass
@@ -59,6 +59,10 @@ class Judgement:
     verdict: StepVerdict | AskVerdict | TerminalVerdict
     reason: str = ""
     info: dict = field(default_factory=dict)
+    steps_left: tuple[int, int] | None = None
+    """(before, after): the steps to the goal a step judge counted around the step, where it
+    counts them (the oracle); the stepper keeps them in :attr:`PastStep.steps_left` and the
+    ``potential`` reward charges a failed step per step it added."""
 
 
 class StepJudge(abc.ABC):

@@ -143,7 +143,7 @@ class Stepper:
         st.verdict, st.judge_reason = j.verdict.value, (st.judge_reason + "; " if st.judge_reason else "") + j.reason
         notes.judge_reason = j.reason
         st.reward = self.rewards.step(j.verdict)
-        left = (j.info["remaining_before"], j.info["remaining_after"]) if "remaining_after" in j.info else None
+        left = j.steps_left
         if left is not None and j.verdict is StepVerdict.FAIL:
             st.reward += self.rewards.regress(left[1] - left[0])
         ep.history.append(PastStep(plan.step, st.action, shash, st.verdict, left))

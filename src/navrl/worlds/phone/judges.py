@@ -155,15 +155,15 @@ class OracleJudge(StepJudge, AskJudge, TerminalJudge):
         return self._progress(ctx, r0, r1)
 
     def _progress(self, ctx: StepContext, r0: int, r1: int) -> Judgement:
-        info = {"remaining_before": r0, "remaining_after": r1}
+        info, left = {"remaining_before": r0, "remaining_after": r1}, (r0, r1)
         if r1 >= r0:
-            return Judgement(StepVerdict.FAIL, "no progress", info)
+            return Judgement(StepVerdict.FAIL, "no progress", info, left)
         if self.progress == "best" and r1 >= best_so_far(ctx.history, r0):
-            return Judgement(StepVerdict.FAIL, "no progress past the episode's best (undoes its own regression)", info)
+            return Judgement(StepVerdict.FAIL, "no progress past the episode's best (undoes its own regression)", info, left)
         h = self.hallucinated(ctx)
         if h:
-            return Judgement(StepVerdict.FAIL, f"progress, but {h}", info)
-        return Judgement(StepVerdict.SUCCESS, "progress", info)
+            return Judgement(StepVerdict.FAIL, f"progress, but {h}", info, left)
+        return Judgement(StepVerdict.SUCCESS, "progress", info, left)
 
     def judge_ask(self, ctx: StepContext) -> Judgement:
         q = ctx.action.text if ctx.action is not None else ""
