@@ -116,13 +116,18 @@ def norm(s: str) -> str:
     return " ".join(s.lower().replace("$", "").replace(",", "").strip().strip(".!").split())
 
 
+def carries(body: str, text: str) -> bool:
+    """``body`` holds ``text`` (compared as :func:`norm` forms: case, "$", "," and spacing aside)."""
+    return norm(text) in norm(body)
+
+
 def sent_to(world, to: str, subject: str | None = None, body_has: str | None = None) -> bool:
     for m in world.state.data[M]["sent"]:
         if m["to"].strip().lower() != to.lower():
             continue
         if subject is not None and norm(m["subject"]) != norm(subject):
             continue
-        if body_has is not None and norm(body_has) not in norm(m["body"]):
+        if body_has is not None and not carries(m["body"], body_has):
             continue
         return True
     return False

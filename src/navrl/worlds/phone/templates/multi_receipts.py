@@ -9,7 +9,7 @@ from navrl.worlds.phone.task import Family, Template, register
 from navrl.worlds.phone.templates.bank import B, account_stage, transfer_stages, transferred
 from navrl.worlds.phone.templates.food import Q, food_overlay, plant_order, sample_order, view_order_stage
 from navrl.worlds.phone.templates.mail import CONTACTS, M, compose_stages, mail_open, on_email, sent_to
-from navrl.worlds.phone.templates.mail import norm as mail_norm
+from navrl.worlds.phone.templates.mail import carries
 
 PLANTED = 4826   # id of the planted order (below QuickBite's next_id, above the seeded ones)
 
@@ -102,10 +102,9 @@ class EmailFoodTotal(Template):
 
     def stages(self, p):
         body = f"My last QuickBite order came to {money(p['total'])}."
-        total = mail_norm(money(p["total"]))
         # the check asks only that the body carries the total: so does the expert's stage
         return [view_order_stage(lambda ev: PLANTED, "look up the last order's total in QuickBite")] + \
-            compose_stages(p["to"], p["subject"], body, body_ok=lambda b: total in mail_norm(b))
+            compose_stages(p["to"], p["subject"], body, body_ok=lambda b: carries(b, money(p["total"])))
 
 
 @register
