@@ -57,7 +57,7 @@ def navrl_episode(dev, task, grounder) -> tuple[float, list[float], list, float]
     reset = time.perf_counter() - t0
     steps, actions = [], []
     for _ in range(task.max_steps):
-        _, step, _ = scripted_step(task, obs)
+        _, step, _ = scripted_step(task, obs, dev)
         if step == "Complete":
             break
         a = grounder.ground(step, obs)

@@ -126,7 +126,7 @@ def play(dev, task, actions=None, rng=None, steps=15, scripted=False):
         if plan is not None:
             a = plan[i]
         elif scripted:
-            _, step, _ = scripted_step(task, obs)
+            _, step, _ = scripted_step(task, obs, dev)
             if step == "Complete":
                 break
             a = grounder.ground(step, obs)

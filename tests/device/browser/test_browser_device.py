@@ -87,6 +87,23 @@ def test_ui_tree_roles_names_values_focus(fresh):
 
 
 # ------------------------------------------------------------------ input
+def test_a_control_partly_covered_is_listed_by_a_part_a_tap_reaches(host, site):
+    """A control whose centre another covers (MiniWoB++ places buttons at random) is in the tree,
+    its bounds the part of it nearest its centre that a tap reaches; one covered whole is not."""
+    d = BrowserDevice(WebApp("test", site.url("overlap.html")), host=host)
+    try:
+        obs = d.observe()
+        labels = [n.label for n in obs.nodes]
+        assert "Hidden" not in labels and {"Under", "Over", "Lid"} <= set(labels)
+        under = node(obs, "Under")
+        x0, y0, x1, y1 = under.bounds
+        assert x1 - x0 < 80 and y1 - y0 < 80        # a part, not the whole button
+        d.act(Action.tap(*under.center))
+        assert d.evaluate("document.title") == "under"
+    finally:
+        d.close()
+
+
 def test_tap_is_a_touch_that_clicks_the_element(fresh):
     obs = fresh.observe()
     b = node(obs, "Tap me")

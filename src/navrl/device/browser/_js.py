@@ -326,6 +326,18 @@ OBSERVE_JS = r"""
     if (extra && extra.some((x) => x === hit || x.contains(hit))) return true;
     return false;
   };
+  // a control whose centre is covered but part of which shows (buttons overlapping at random):
+  // the cell of a 5x5 grid over it, nearest its centre, that a tap reaches; null where none does
+  const reachablePart = (el, r, extra) => {
+    const w = r.width / 5, h = r.height / 5;
+    let best = null, bestD = Infinity;
+    for (let i = 0; i < 5; i++) for (let j = 0; j < 5; j++) {
+      const cell = { left: r.left + i * w, top: r.top + j * h, right: r.left + (i + 1) * w, bottom: r.top + (j + 1) * h };
+      const d = Math.abs(i - 2) + Math.abs(j - 2);
+      if (d < bestD && reachable(el, cell, extra)) { best = cell; bestD = d; }
+    }
+    return best;
+  };
   const nodes = [];
   const MAX = args.maxNodes || 400;
   let k = 0;
@@ -357,9 +369,9 @@ OBSERVE_JS = r"""
     if (role && LEAF.has(role)) {
       if (!onScreen) return;
       const label = nameOf(el, role);
-      const mr = mainRect(el);
+      let mr = mainRect(el);
       const labels = el.labels ? Array.from(el.labels) : [];
-      if (!reachable(el, mr, labels)) return;
+      if (!reachable(el, mr, labels)) { mr = reachablePart(el, mr, labels); if (!mr) return; }
       const acts = role === 'image' && !(inClick || clickable(el)) ? [] : ['tap'];
       if (el.oncontextmenu) acts.push('long_press');
       if (!label && !acts.length) return;

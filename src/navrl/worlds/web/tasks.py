@@ -28,6 +28,7 @@ from typing import Any, Callable
 
 from navrl.device.browser.app import PHONES, WebApp, WebSnapshot
 from navrl.device.browser.sandbox import SandboxError, normalize_origin
+from navrl.agent.steps import ordinal
 from navrl.observation import Observation, UINode
 from navrl.tasks.task import Family, NoExpert, TaskError
 
@@ -88,7 +89,7 @@ class WebTaskSpec:
 
     def expert_step(self, obs: Any, device: Any, answers: list[tuple[str, str]]) -> str:
         """The task's scripted solution on ``obs`` (NoExpert where none is written)."""
-        reasoning, step, remaining = scripted_step(self, obs)
+        reasoning, step, remaining = scripted_step(self, obs, device)
         return f"Reasoning: {reasoning}\nStep: {step}\nRemaining: {remaining}"
 
     def with_(self, **kw: Any) -> "WebTaskSpec":
@@ -122,6 +123,13 @@ MINIWOB_TASKS: dict[str, MiniWoBTask] = {t.name: t for t in (
     MiniWoBTask("choose-list", 8, "choose an item from a drop-down list and submit"),
     MiniWoBTask("click-option", 8, "select the named radio button and submit"),
     MiniWoBTask("enter-password", 10, "type a password twice and submit"),
+    MiniWoBTask("focus-text-2", 5, "focus the k-th of three alike text fields"),
+    MiniWoBTask("enter-text-2", 8, "type the given word in the asked case and submit"),
+    MiniWoBTask("click-widget", 5, "tap a widget of the named type (radio, checkbox, text, textarea, button)"),
+    MiniWoBTask("click-button-sequence", 5, "tap button ONE, then button TWO"),
+    MiniWoBTask("click-tab-2", 8, "switch tabs until the named link shows, then tap it"),
+    MiniWoBTask("navigate-tree", 10, "open folders of a file tree until the named item shows, then tap it"),
+    MiniWoBTask("search-engine", 12, "search a name, page to the k-th result and tap it"),
 )}
 """The MiniWoB++ tasks of the ``miniwob`` suite (all have scripted solutions)."""
 
@@ -390,33 +398,33 @@ def _quoted(goal: str) -> list[str]:
     return re.findall(r'"([^"]*)"', goal)
 
 
-def _s_click_test(goal: str, obs: Observation) -> str:
+def _s_click_test(goal: str, obs: Observation, dev: Any = None) -> str:
     return 'Tap "Click Me!"'
 
 
-def _s_click_quoted(goal: str, obs: Observation) -> str:
+def _s_click_quoted(goal: str, obs: Observation, dev: Any = None) -> str:
     return f"Tap {_q(_quoted(goal)[0])}"
 
 
-def _s_focus_text(goal: str, obs: Observation) -> str:
+def _s_focus_text(goal: str, obs: Observation, dev: Any = None) -> str:
     return 'Tap "text field"'
 
 
-def _s_click_dialog(goal: str, obs: Observation) -> str:
+def _s_click_dialog(goal: str, obs: Observation, dev: Any = None) -> str:
     return 'Tap "Close"'
 
 
-def _s_enter_text(goal: str, obs: Observation) -> str:
+def _s_enter_text(goal: str, obs: Observation, dev: Any = None) -> str:
     text = _quoted(goal)[0]
     return _fill(obs, "text field", text) or 'Tap "Submit"'
 
 
-def _s_login_user(goal: str, obs: Observation) -> str:
+def _s_login_user(goal: str, obs: Observation, dev: Any = None) -> str:
     user, pw = _quoted(goal)[:2]
     return _fill(obs, "Username", user) or _fill(obs, "Password", pw, secret=True) or 'Tap "Login"'
 
 
-def _s_enter_password(goal: str, obs: Observation) -> str:
+def _s_enter_password(goal: str, obs: Observation, dev: Any = None) -> str:
     pw = _quoted(goal)[0]
     fields = _nodes(obs, "textfield")
     for f in fields:
@@ -425,7 +433,7 @@ def _s_enter_password(goal: str, obs: Observation) -> str:
     return 'Tap "Submit"'
 
 
-def _s_click_checkboxes(goal: str, obs: Observation) -> str:
+def _s_click_checkboxes(goal: str, obs: Observation, dev: Any = None) -> str:
     m = re.match(r"Select (.*) and click Submit\.?$", goal.strip())
     want = set() if not m or m.group(1) == "nothing" else {w.strip() for w in m.group(1).split(",")}
     for n in _nodes(obs, "checkbox"):
@@ -434,7 +442,7 @@ def _s_click_checkboxes(goal: str, obs: Observation) -> str:
     return 'Tap "Submit"'
 
 
-def _s_click_option(goal: str, obs: Observation) -> str:
+def _s_click_option(goal: str, obs: Observation, dev: Any = None) -> str:
     m = re.match(r"Select (.*) and click Submit\.?$", goal.strip())
     want = m.group(1).strip() if m else ""
     for n in _nodes(obs, "radio"):
@@ -443,7 +451,7 @@ def _s_click_option(goal: str, obs: Observation) -> str:
     return 'Tap "Submit"'
 
 
-def _s_choose_list(goal: str, obs: Observation) -> str:
+def _s_choose_list(goal: str, obs: Observation, dev: Any = None) -> str:
     m = re.match(r"Select (.*) from the list and click Submit\.?$", goal.strip())
     want = m.group(1).strip() if m else ""
     sel = next(iter(_nodes(obs, "combobox")), None)
@@ -458,7 +466,7 @@ def _s_choose_list(goal: str, obs: Observation) -> str:
     return f"Tap {_q(sel.label if sel is not None else 'list')}"
 
 
-def _s_use_autocomplete(goal: str, obs: Observation) -> str:
+def _s_use_autocomplete(goal: str, obs: Observation, dev: Any = None) -> str:
     q = _quoted(goal)
     start, end = q[0], (q[1] if len(q) > 1 else "")
     f = _field(obs)
@@ -477,7 +485,114 @@ def _s_use_autocomplete(goal: str, obs: Observation) -> str:
     return f"Tap {_q(f.label) if f is not None else _q('Tags')}"
 
 
-MINIWOB_SCRIPTS: dict[str, Callable[[str, Observation], str]] = {
+def _tap(obs: Observation, node: UINode) -> str:
+    """Tap ``node`` in the Step language: by its label, or as the nth node so labelled where the
+    label alone grounds to another (the accessibility grounder takes the first actionable one)."""
+    same = [n for n in obs.nodes if n.label == node.label]
+    first = next((n for n in same if n.actions and n.enabled), same[0] if same else node)
+    if first is node:
+        return f"Tap {_q(node.label)}"
+    return f"Tap the {ordinal(next(i for i, n in enumerate(same) if n is node) + 1)} {_q(node.label)}"
+
+
+def _s_focus_text_2(goal: str, obs: Observation, dev: Any = None) -> str:
+    m = re.search(r"the (\d+)(?:st|nd|rd|th) input", goal)
+    fields = _nodes(obs, "textfield")
+    k = int(m.group(1)) if m else 1
+    return _tap(obs, fields[k - 1]) if len(fields) >= k else 'Tap "text field"'
+
+
+def _s_enter_text_2(goal: str, obs: Observation, dev: Any = None) -> str:
+    text = _quoted(goal)[0]
+    text = text.lower() if "lower case" in goal else text.upper()
+    return _fill(obs, "text field", text) or 'Tap "Submit"'
+
+
+_WIDGETS: dict[str, Callable[[UINode], bool]] = {
+    "radio": lambda n: n.role == "radio",
+    "checkbox": lambda n: n.role == "checkbox",
+    "button": lambda n: n.role == "button",
+    "textarea": lambda n: n.role == "textfield" and n.description == "textarea",
+    "text": lambda n: n.role == "textfield" and n.description != "textarea",
+}
+"""click-widget's widget types (the page's data-type) as navrl's UI tree shows them."""
+
+
+def _s_click_widget(goal: str, obs: Observation, dev: Any = None) -> str:
+    want = _WIDGETS.get((_quoted(goal) or [""])[0])
+    hits = [n for n in obs.nodes if want is not None and n.actions and want(n)]
+    return _tap(obs, hits[0]) if hits else 'Tap "Submit"'
+
+
+def _s_click_button_sequence(goal: str, obs: Observation, dev: Any = None) -> str:
+    """ONE, then TWO: the first button keeps the focus its tap gave it, which says it was tapped."""
+    names = re.findall(r"button (\w+)", goal)[:2]
+    buttons = {n.label: n for n in _nodes(obs, "button")}
+    first, second = (buttons.get(x) for x in (names + ["", ""])[:2])
+    if first is not None and not first.focused:
+        return _tap(obs, first)
+    return _tap(obs, second) if second is not None else 'Tap "Submit"'
+
+
+def _s_click_tab_2(goal: str, obs: Observation, dev: Any = None) -> str:
+    """The link where it shows, else the tab after the selected one (round the three)."""
+    want = (_quoted(goal) or [""])[0]
+    links = [n for n in obs.nodes if n.label == want and "tap" in n.actions and n.role != "tab"]
+    if links:
+        return _tap(obs, links[0])
+    tabs = _nodes(obs, "tab")
+    sel = next((i for i, n in enumerate(tabs) if n.value == "selected"), -1)
+    return _tap(obs, tabs[(sel + 1) % len(tabs)]) if tabs else "Swipe up"
+
+
+_TREE_FOLDERS = """() => Array.from(document.querySelectorAll('#tree span'))
+    .filter(s => s.offsetParent !== null)
+    .map(s => [s.textContent, s.parentElement.classList.contains('expandable')])"""
+
+
+def _s_navigate_tree(goal: str, obs: Observation, dev: Any = None) -> str:
+    """The named item where it shows, else the first folder still closed (read off the page:
+    files and folders look alike in the UI tree)."""
+    want = (_quoted(goal) or [""])[0]
+    hit = next((n for n in obs.nodes if n.label == want and n.actions), None)
+    if hit is not None:
+        return _tap(obs, hit)
+    if dev is None:
+        raise NoExpert("navigate-tree's scripted solution reads the page (which folders are closed)")
+    shown = dev.evaluate(_TREE_FOLDERS)
+    seen: dict[str, int] = {}
+    for label, closed in shown:
+        seen[label] = seen.get(label, 0) + 1
+        if closed:
+            same = [n for n in obs.nodes if n.label == label]
+            return _tap(obs, same[seen[label] - 1]) if len(same) >= seen[label] else f"Tap {_q(label)}"
+    return "Swipe up"
+
+
+_SEARCH_PAGE = "() => (document.querySelector('#pagination li.active') || {}).textContent || ''"
+
+
+def _s_search_engine(goal: str, obs: Observation, dev: Any = None) -> str:
+    """Search the name, go to the result's page (3 to a page), tap the result there (the page
+    shown is read off the page: the UI tree does not mark the active page number)."""
+    name = _quoted(goal)[0]
+    m = re.search(r"click the (\d+)(?:st|nd|rd|th) search result", goal)
+    k = int(m.group(1)) if m else 1
+    field = _field(obs)
+    links = [n for n in _nodes(obs, "link") if not re.fullmatch(r"\d+|[<>\u00ab\u00bb]|Prev|Next|First|Last", n.label)]
+    if field is not None and (field.value or "") != name:
+        return _fill(obs, field.label, name) or 'Tap "Search"'
+    if not links:
+        return 'Tap "Search"'
+    if dev is None:
+        raise NoExpert("search-engine's scripted solution reads the page (which result page shows)")
+    page, want = str(dev.evaluate(_SEARCH_PAGE)).strip(), (k - 1) // 3 + 1
+    if page != str(want):
+        return f"Tap {_q(str(want))}"
+    return _tap(obs, links[(k - 1) % 3]) if len(links) >= 3 else _tap(obs, links[-1])
+
+
+MINIWOB_SCRIPTS: dict[str, Callable[[str, Observation, Any], str]] = {
     "click-test": _s_click_test,
     "click-button": _s_click_quoted,
     "click-link": _s_click_quoted,
@@ -490,19 +605,30 @@ MINIWOB_SCRIPTS: dict[str, Callable[[str, Observation], str]] = {
     "choose-list": _s_choose_list,
     "click-option": _s_click_option,
     "enter-password": _s_enter_password,
+    "focus-text-2": _s_focus_text_2,
+    "enter-text-2": _s_enter_text_2,
+    "click-widget": _s_click_widget,
+    "click-button-sequence": _s_click_button_sequence,
+    "click-tab-2": _s_click_tab_2,
+    "navigate-tree": _s_navigate_tree,
+    "search-engine": _s_search_engine,
 }
-"""MiniWoB task -> (goal, observation) -> the next Step (navrl's Step language)."""
+"""MiniWoB task -> (goal, observation, device) -> the next Step (navrl's Step language). A
+script reads the observation; the few that must know what the UI tree does not show (which
+tree folders are closed, which result page is up) read the page through the device, as the
+phone world's expert reads its device."""
 
 
-def scripted_step(task: WebTaskSpec, obs: Observation) -> tuple[str, str, str]:
-    """(reasoning, step, remaining) of the scripted solution of ``task`` on ``obs``."""
+def scripted_step(task: WebTaskSpec, obs: Observation, device: Any = None) -> tuple[str, str, str]:
+    """(reasoning, step, remaining) of the scripted solution of ``task`` on ``obs`` (``device``:
+    the episode's browser device, for the scripts that read the page)."""
     page = getattr(obs, "page", None) or {}
     if page.get("done"):
         return ("The page reports the task finished.", "Complete", "nothing; the task is done")
     fn = MINIWOB_SCRIPTS.get(task.template)
     if fn is None:
         raise NoExpert(f"no scripted solution for {task.template!r}")
-    step = fn(task.goal, obs)
+    step = fn(task.goal, obs, device)
     return (f"Following the instruction: {task.goal}", step, "finish the task, then declare it complete")
 
 
