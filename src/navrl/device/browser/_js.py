@@ -338,6 +338,36 @@ OBSERVE_JS = r"""
     }
     return best;
   };
+  // an icon: a clickable element that shows only a picture (CSS content or background image) and
+  // has no text or accessible name; named after its aria-label or title, else the words of its id
+  // or class ("send-reply" -> "send reply", "trash"), as a sighted user names it by its picture
+  const ICON_NOISE = /^(icon|icons|ic|btn|button|fa|glyphicon|clicked|active|selected|hover|pull|left|right|float)$/i;
+  const iconName = (el) => {
+    if (el.children.length || /\S/.test(el.textContent || '')) return null;
+    const s = cs(el);
+    if (!/url\(/.test(s.content || '') && !/url\(/.test(s.backgroundImage || '')) return null;
+    const named = norm(el.getAttribute('aria-label') || el.getAttribute('title') || '');
+    if (named) return named;
+    const words = ((el.id || '') + ' ' + String(el.className && el.className.baseVal !== undefined ? el.className.baseVal : el.className || ''))
+      .split(/[\s\-_]+/).filter((w) => w && !ICON_NOISE.test(w));
+    return words.length ? norm(Array.from(new Set(words)).join(' ')) : null;
+  };
+  // the part of r that the element's scrolling or clipping ancestors let show (an email below
+  // the fold of a scrolled inbox is in the layout but not on screen); null where none does
+  const CLIPS = /(auto|scroll|hidden|clip)/;
+  const unclipped = (el, r) => {
+    let x0 = r.left, y0 = r.top, x1 = r.right, y1 = r.bottom;
+    for (let p = el.parentElement; p && p !== document.body && p !== document.documentElement; p = p.parentElement) {
+      const s = cs(p);
+      if (!CLIPS.test(s.overflowX) && !CLIPS.test(s.overflowY)) continue;
+      const c = p.getBoundingClientRect();
+      if (CLIPS.test(s.overflowX)) { x0 = Math.max(x0, c.left); x1 = Math.min(x1, c.right); }
+      if (CLIPS.test(s.overflowY)) { y0 = Math.max(y0, c.top); y1 = Math.min(y1, c.bottom); }
+      if (x1 <= x0 || y1 <= y0) return null;
+    }
+    if (x0 === r.left && y0 === r.top && x1 === r.right && y1 === r.bottom) return r;
+    return { left: x0, top: y0, right: x1, bottom: y1, width: x1 - x0, height: y1 - y0 };
+  };
   const nodes = [];
   const MAX = args.maxNodes || 400;
   let k = 0;
@@ -369,7 +399,8 @@ OBSERVE_JS = r"""
     if (role && LEAF.has(role)) {
       if (!onScreen) return;
       const label = nameOf(el, role);
-      let mr = mainRect(el);
+      let mr = unclipped(el, mainRect(el));
+      if (!mr) return;
       const labels = el.labels ? Array.from(el.labels) : [];
       if (!reachable(el, mr, labels)) { mr = reachablePart(el, mr, labels); if (!mr) return; }
       const acts = role === 'image' && !(inClick || clickable(el)) ? [] : ['tap'];
@@ -379,6 +410,14 @@ OBSERVE_JS = r"""
       return;
     }
     const click = inClick || clickable(el);
+    if (!role && click && onScreen) {
+      const icon = iconName(el), ir = icon ? unclipped(el, r) : null;
+      if (ir && reachable(el, ir)) {
+        emit(el, 'button', icon, ir, ['tap'], null, el === active, true);
+        if (nodes.length && nodes[nodes.length - 1].label === cut(icon, 200)) nodes[nodes.length - 1].desc = 'icon';
+        return;
+      }
+    }
     const s = cs(el);
     const scrolls = (/(auto|scroll)/.test(s.overflowY) && el.scrollHeight > el.clientHeight + 1) ||
                     (/(auto|scroll)/.test(s.overflowX) && el.scrollWidth > el.clientWidth + 1);
@@ -389,7 +428,7 @@ OBSERVE_JS = r"""
       const txt = textOf(el);
       const range = document.createRange();
       range.selectNodeContents(el);
-      const b = range.getBoundingClientRect();
+      const b = unclipped(el, range.getBoundingClientRect()) || { width: 0, height: 0 };
       if (txt && b.width > 0 && b.height > 0 && b.right > 0 && b.bottom > 0 && b.left < vw && b.top < vh && reachable(el, b))
         emit(el, role === 'header' ? 'header' : 'text', txt, b, click ? ['tap'] : [], null, el === active, true);
       return;
@@ -406,6 +445,7 @@ OBSERVE_JS = r"""
           box = box ? { left: Math.min(box.left, b.left), top: Math.min(box.top, b.top), right: Math.max(box.right, b.right), bottom: Math.max(box.bottom, b.bottom) } : { left: b.left, top: b.top, right: b.right, bottom: b.bottom };
       }
       txt = norm(txt);
+      if (box) box = unclipped(el, box);
       if (txt && box && box.right > 0 && box.bottom > 0 && box.left < vw && box.top < vh && reachable(el, box)) {
         emit(el, role === 'header' ? 'header' : 'text', txt, box, click ? ['tap'] : [], null, el === active, true);
       }

@@ -130,6 +130,13 @@ MINIWOB_TASKS: dict[str, MiniWoBTask] = {t.name: t for t in (
     MiniWoBTask("click-tab-2", 8, "switch tabs until the named link shows, then tap it"),
     MiniWoBTask("navigate-tree", 10, "open folders of a file tree until the named item shows, then tap it"),
     MiniWoBTask("search-engine", 12, "search a name, page to the k-th result and tap it"),
+    MiniWoBTask("email-inbox", 12, "open a sender's email, then delete, star, reply with a text or forward it"),
+    MiniWoBTask("email-inbox-delete", 10, "open a sender's email and delete it"),
+    MiniWoBTask("email-inbox-forward", 12, "open a sender's email and forward it to someone"),
+    MiniWoBTask("email-inbox-important", 10, "open a sender's email and star it"),
+    MiniWoBTask("email-inbox-noscroll", 12, "email-inbox with every email in view"),
+    MiniWoBTask("email-inbox-reply", 12, "open a sender's email and reply with a text"),
+    MiniWoBTask("social-media", 10, "tap a post's icon or an item of its menu, for a named user"),
 )}
 """The MiniWoB++ tasks of the ``miniwob`` suite (all have scripted solutions)."""
 
@@ -256,12 +263,30 @@ core.setDataMode('train');
 if (core.cover_div) core.cover_div.onclick = null;
 core.startEpisodeReal();
 if (core.cover_div) core.cover_div.onclick = null;
+// a reset in place keeps what the last episode scrolled (social-media's feed): start at the top
+for (const el of (document.getElementById('wrap') || document.body).querySelectorAll('*'))
+  if (el.scrollTop || el.scrollLeft) { el.scrollTop = 0; el.scrollLeft = 0; }
 // the countdown display of a day-long episode: a repaint a second that costs an idle
 // emulated phone ~0.08 core (16 pages: 1.5 of 2 cores) and changes nothing the task needs
 if (core.CD_TIMER !== null) { clearInterval(core.CD_TIMER); core.CD_TIMER = null; }
 window.scrollTo(0, 0);
 const wait = (ms) => new Promise((r) => (window.__navrl ? window.__navrl.setTimeout : setTimeout)(r, ms));
 for (let i = 0; i < 200 && !WOB_TASK_READY; i++) await wait(10);
+// pictures that the page's styles show (CSS content or background images: email-inbox's star,
+// trash and send icons) load when first drawn, and until then take no width; load them all once
+// (1 s at most; cached after) so no observation shows an icon before it has its size
+if (!window.__navrlPictures) {
+  const urls = new Set();
+  for (const sheet of Array.from(document.styleSheets)) {
+    let rules = [];
+    try { rules = Array.from(sheet.cssRules || []); } catch (e) { continue; }   // another origin's sheet
+    for (const r of rules)
+      for (const m of (r.cssText || '').matchAll(/url\\("?([^")]+\\.(?:png|jpe?g|gif|svg|webp))"?\\)/gi))
+        urls.add(new URL(m[1], sheet.href || location.href).href);
+  }
+  window.__navrlPictures = Promise.all(Array.from(urls, (u) => { const im = new Image(); im.src = u; return im.decode().catch(() => null); }));
+}
+await Promise.race([window.__navrlPictures, wait(1000)]);
 if (window.__navrl) await window.__navrl.settle(2000);
 """
 _MINIWOB_STATE = """
@@ -592,6 +617,64 @@ def _s_search_engine(goal: str, obs: Observation, dev: Any = None) -> str:
     return _tap(obs, links[(k - 1) % 3]) if len(links) >= 3 else _tap(obs, links[-1])
 
 
+
+def _s_email_inbox(goal: str, obs: Observation, dev: Any = None) -> str:
+    """Open the sender's email (scrolling the inbox until it shows), then: the trash or star icon,
+    or Reply / Forward, fill the text or the recipient, and the send icon."""
+    m = re.match(r"Find the email by (.+?) and (.*)$", goal.strip())
+    name, rest = (m.group(1), m.group(2)) if m else ("", goal)
+    by_label = {n.label: n for n in obs.nodes if n.actions}
+    box = next((n for n in _nodes(obs, "textfield") if n.description == "textarea"), None)
+    if "send reply" in by_label:                                    # writing the reply
+        text = (_quoted(rest) or [""])[0]
+        if box is not None and (box.value or "") != text:
+            return _tap(obs, box) if not box.focused else f"Type {_q(text)}"
+        return 'Tap "send reply"'
+    if "send forward" in by_label:                                  # forwarding
+        to = re.search(r"forward that email to (.+?)\.?$", rest)
+        return _fill(obs, "to", to.group(1) if to else "") or 'Tap "send forward"'
+    if "Reply" in by_label and "Forward" in by_label:                # the email is open
+        for words, label in (("trash icon", "trash"), ("star icon", "star"), ("reply to", "Reply"),
+                             ("forward", "Forward")):
+            if words in rest and label in by_label:
+                return _tap(obs, by_label[label])
+    hit = next((n for n in obs.nodes if n.label == name and "tap" in n.actions), None)
+    if hit is not None:
+        return _tap(obs, hit)
+    return "Swipe up"
+
+
+
+_SOCIAL_ICONS = {"Reply": "reply", "Retweet": "retweet", "Like": "like"}
+_SOCIAL_MENU_OPEN = "() => document.querySelectorAll('#area ul:not(.hide)').length > 0"
+
+
+def _s_social_media(goal: str, obs: Observation, dev: Any = None) -> str:
+    """The user's post: its reply / retweet / like icon, or its "more" menu and the item there
+    (Mute and Block name the user: "Mute @leo"); the feed scrolls until what is needed shows
+    (whether a menu is open below the fold is read off the page)."""
+    m = re.match(r'For the user (@\S+), click on the "(.+)" button', goal.strip())
+    user, action = (m.group(1), m.group(2)) if m else ("", "")
+    nodes = list(obs.nodes)
+    item = f"{action} {user}" if action in ("Mute", "Block") else action
+    menu = [n for n in nodes if n.label == item and "tap" in n.actions]
+    if menu and action not in _SOCIAL_ICONS:
+        return _tap(obs, menu[0])
+    at = next((i for i, n in enumerate(nodes) if n.label == user), None)
+    if at is None:
+        return "Swipe up"
+    post = []
+    for n in nodes[at + 1:]:
+        if n.label.startswith("@") and n.role == "text":
+            break
+        post.append(n)
+    want = _SOCIAL_ICONS.get(action, "more")
+    hit = next((n for n in post if n.label == want and "tap" in n.actions), None)
+    if hit is not None and want == "more" and dev is not None and dev.evaluate(_SOCIAL_MENU_OPEN):
+        return "Swipe up"                 # the menu is open and its item below the fold
+    return _tap(obs, hit) if hit is not None else "Swipe up"
+
+
 MINIWOB_SCRIPTS: dict[str, Callable[[str, Observation, Any], str]] = {
     "click-test": _s_click_test,
     "click-button": _s_click_quoted,
@@ -612,6 +695,9 @@ MINIWOB_SCRIPTS: dict[str, Callable[[str, Observation, Any], str]] = {
     "click-tab-2": _s_click_tab_2,
     "navigate-tree": _s_navigate_tree,
     "search-engine": _s_search_engine,
+    "email-inbox": _s_email_inbox,
+    **{f"email-inbox-{v}": _s_email_inbox for v in ("delete", "forward", "important", "noscroll", "reply")},
+    "social-media": _s_social_media,
 }
 """MiniWoB task -> (goal, observation, device) -> the next Step (navrl's Step language). A
 script reads the observation; the few that must know what the UI tree does not show (which
