@@ -104,6 +104,25 @@ def test_a_control_partly_covered_is_listed_by_a_part_a_tap_reaches(host, site):
         d.close()
 
 
+def test_icons_are_named_buttons_and_a_scrolled_lists_fold_hides_its_rows(host, site):
+    """A clickable element that shows only a picture is a button named by its title, else the
+    words of its id or class; one that cannot be clicked is not listed; rows below a scrolling
+    container's fold are not on screen."""
+    d = BrowserDevice(WebApp("test", site.url("icons.html")), host=host)
+    try:
+        obs = d.observe()
+        icons = {n.label: n for n in obs.nodes if n.description == "icon"}
+        assert set(icons) == {"send reply", "trash", "Archive"}
+        assert all(n.role == "button" and n.actions == ("tap",) for n in icons.values())
+        d.act(Action.tap(*icons["trash"].center))
+        assert d.evaluate("document.title") == "trash"
+        rows = [n.label for n in obs.nodes if n.label.startswith("Row")]
+        assert rows == ["Row one", "Row two"]
+        assert node(obs, "Row two").bounds[3] <= node(obs, "Row one").bounds[3] + 32 * 3
+    finally:
+        d.close()
+
+
 def test_tap_is_a_touch_that_clicks_the_element(fresh):
     obs = fresh.observe()
     b = node(obs, "Tap me")

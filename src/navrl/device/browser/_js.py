@@ -340,7 +340,8 @@ OBSERVE_JS = r"""
   };
   // an icon: a clickable element that shows only a picture (CSS content or background image) and
   // has no text or accessible name; named after its aria-label or title, else the words of its id
-  // or class ("send-reply" -> "send reply", "trash"), as a sighted user names it by its picture
+  // (else its class: "send-reply" -> "send reply", "icon trash" -> "trash"), as a sighted user
+  // names it by its picture
   const ICON_NOISE = /^(icon|icons|ic|btn|button|fa|glyphicon|clicked|active|selected|hover|pull|left|right|float)$/i;
   const iconName = (el) => {
     if (el.children.length || /\S/.test(el.textContent || '')) return null;
@@ -348,8 +349,8 @@ OBSERVE_JS = r"""
     if (!/url\(/.test(s.content || '') && !/url\(/.test(s.backgroundImage || '')) return null;
     const named = norm(el.getAttribute('aria-label') || el.getAttribute('title') || '');
     if (named) return named;
-    const words = ((el.id || '') + ' ' + String(el.className && el.className.baseVal !== undefined ? el.className.baseVal : el.className || ''))
-      .split(/[\s\-_]+/).filter((w) => w && !ICON_NOISE.test(w));
+    const cls = String(el.className && el.className.baseVal !== undefined ? el.className.baseVal : el.className || '');
+    const words = (el.id || cls).split(/[\s\-_]+/).filter((w) => w && !ICON_NOISE.test(w));
     return words.length ? norm(Array.from(new Set(words)).join(' ')) : null;
   };
   // the part of r that the element's scrolling or clipping ancestors let show (an email below

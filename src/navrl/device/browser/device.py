@@ -434,6 +434,9 @@ class BrowserDevice(Device):
         app, page = self._app, self._page
         assert app is not None and page is not None
         try:
+            # a tap leaves the page hovering what it touched (social-media's icons change picture on
+            # :hover), and a reset in place keeps it: the pointer leaves the page, as on a fresh load
+            await page.mouse.move(-5, -5)
             await page.evaluate(f"async (seed) => {{ {app.start_js}\n}}", self._seed)
         except Exception as e:  # noqa: BLE001
             raise map_error(e, f"start hook of {app.name}", "app_never_loads") from e
