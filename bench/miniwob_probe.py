@@ -40,9 +40,9 @@ CCNET: set[str] = set()     # CC-Net's task names (filled in main from navrl.wor
 SEEDS = (0, 1, 2)
 REPLAYS = 3     # replays of the rewarded episode (a date picker's animation made one in three differ)
 
-# What the probe's finding means, where it was looked into by hand (2026-12-05).
-_ICONS = ("the actions it needs are icon buttons drawn by CSS with no text, title or aria-label (trash, star, "
-          "send, back): navrl's UI tree does not list them, so no tap reaches them")
+# What the probe's finding means, where it was looked into by hand (2026-12-05; 2026-12-06 after the
+# browser device named icons, clipped nodes to scrolled containers and moved the pointer off the page on
+# a reset: the email-inbox tasks, social-media and scroll-text-2 run since).
 NOTES = {
     "book-flight": "a long form (from, to, a date picker, Search, then Book): random play never reached its end; "
                    "not shown to run",
@@ -50,7 +50,6 @@ NOTES = {
     "click-pie": "the pie is still growing (an animation) when the first observation is read: the page after a "
                  "reset depends on timing (click-pie-nodelay runs)",
     "drag-items": "needs a mouse drag (jQuery UI sortable): a touch swipe sends no mouse moves",
-    "email-inbox": _ICONS,
     "form-sequence-3": "its start code appends the inputs to the previous episode's: a reset in place shows "
                        "another page",
     "guess-number": "needs digits typed until the guess is right: random play types goal words; not shown to run",
@@ -58,11 +57,9 @@ NOTES = {
     "moving-items": "real-time: the items move on their own",
     "order-food": "an image (the gluten-free sign) is in the tree on one start and not on another: the start "
                   "depends on timing",
-    "scroll-text-2": "the same swipes ended with another reward on replay: how far a swipe scrolls decides it",
     "choose-date-easy": "a jQuery UI date picker that animates open: a tap during the animation meets another "
                         "page (one replay in three or so ends differently; choose-date-nodelay runs)",
     "simon-says": "real-time: the sequence is shown as timed flashes",
-    "social-media": "the same actions ended differently on replay (not looked into further)",
     "social-media-all": "random play never ended it (not looked into further)",
     "stock-market": "real-time: the price changes on its own",
     "terminal": "a blinking cursor changes the page twice a second, and the task needs the Enter key, which "
@@ -74,9 +71,8 @@ for _t in ("choose-date", "choose-date-medium"):
     NOTES[_t] = NOTES["choose-date-easy"]
 for _t in ("drag-items-grid",):
     NOTES[_t] = NOTES["drag-items"]
-for _t in ("email-inbox-delete", "email-inbox-forward", "email-inbox-forward-nl-turk", "email-inbox-important",
-           "email-inbox-noscroll", "email-inbox-star-reply"):
-    NOTES[_t] = _ICONS
+NOTES["tic-tac-toe"] = ("its board's cells are empty boxes (no text, no picture), so the UI tree lists none; only "
+                        "taps at random points reach them (they found a reward in the 2026-12-05 probe, not since)")
 NOTES["social-media-some"] = NOTES["social-media-all"]
 
 
@@ -242,9 +238,9 @@ def table(rows: list[dict], meta: dict | None = None) -> str:
            "Tasks whose success needs a drag (drag-*, draw-*, resize-textarea, highlight-text*, text-editor) may "
            "stay at 0% whatever the planner learns where the page listens to mouse moves only (jQuery UI's "
            "draggable and sortable: drag-box, drag-sort-numbers), since a touch swipe sends none; not checked task "
-           "by task here. The email-inbox tasks that "
-           "do not run all need icon buttons (trash, star, send, back) that have no text or label and so are not "
-           "in navrl's UI tree (a browser-device change would name them; not done). choose-date-medium uses "
+           "by task here. The email-inbox tasks and social-media run since the device names icons (CSS pictures "
+           "with no text: trash, star, send, more) by their id or class, and a MiniWoB start loads the page's "
+           "pictures, scrolls back to the top and moves the pointer off the page. choose-date-medium uses "
            "choose-date-easy's animated date picker: it passed here, but its replay ended differently in one "
            "earlier probe run (of four); its determinism is weak.\n",
            "| task | loads | resets | still | reward | same on replay | success seen | runs | episode | why not | note |",
