@@ -125,13 +125,13 @@ def test_encoding_from_the_contexts_parts_is_encoding_the_prompt_and_caches_chan
 def test_the_phrase_test_is_the_regex_it_replaces():
     import random
     import re
-    from navrl.agent.policy.pointer.text import _phrase_in
+    from navrl.agent.policy.pointer.text import phrase_in
     rng = random.Random(0)
     for _ in range(20_000):
         o = "".join(rng.choice("ab1 .-é") for _ in range(rng.randint(1, 10)))
         t = "".join(rng.choice("ab1 .-é") for _ in range(rng.randint(1, 3)))
         want = re.search(r"(?<![a-z0-9])" + re.escape(t) + r"(?![a-z0-9])", o) is not None
-        assert _phrase_in(t, o) == want, (t, o)
+        assert phrase_in(t, o) == want, (t, o)
 
 
 @pytest.mark.parametrize("prior", [False, True])

@@ -23,7 +23,7 @@ from functools import cached_property, lru_cache
 
 import numpy as np
 
-from navrl.agent.policy.pointer.text import (Piece, STOPWORDS, _phrase_in, alignment, boundary_features, content_keys, norm,
+from navrl.agent.policy.pointer.text import (Piece, STOPWORDS, phrase_in, alignment, boundary_features, content_keys, norm,
                                              pieces, span_text, spans, trigrams)
 from navrl.agent.steps import ordinal
 from navrl.lru import BoundedCache
@@ -746,7 +746,7 @@ def _encode(goal: str, answers, hist, app: str, t: int, nodes, seen, nodes_json:
     # --- the nodes that name the earlier app's row the goal picks out
     if seen:
         for row in goal_rows(goal, tuple(seen)):     # the first such row that names a node here
-            rows = [i for lab, rr in sc.label_rows.items() if lab and _phrase_in(lab, row) for i in rr]
+            rows = [i for lab, rr in sc.label_rows.items() if lab and phrase_in(lab, row) for i in rr]
             if rows:
                 node_feats = node_feats.copy() if node_feats is sc.node_feats else node_feats
                 node_feats[rows, _COL_MEM_ROW] = 1.0
@@ -780,7 +780,7 @@ def goal_rows(goal: str, seen: tuple[str, ...]) -> tuple[str, ...]:
     keys = content_keys(pieces(goal))
     g = norm(goal)
     return tuple(norm(label) for label, value in zip(seen, seen[1:])
-                 if content_keys(pieces(value)) & keys and not _phrase_in(norm(value), g))
+                 if content_keys(pieces(value)) & keys and not phrase_in(norm(value), g))
 
 
 VERBATIM_QUOTES = True

@@ -68,7 +68,7 @@ def norm(s: str) -> str:
 _AZ09 = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
 
 
-def _phrase_in(t: str, o: str) -> bool:
+def phrase_in(t: str, o: str) -> bool:
     """``t`` occurs in ``o`` with no ASCII letter or digit just before or after it: what
     ``re.search(r"(?<![a-z0-9])" + re.escape(t) + r"(?![a-z0-9])", o)`` finds, without
     compiling a pattern per label (the re module's cache holds 512)."""
@@ -91,7 +91,7 @@ def alignment(text: str, other: str, other_keys: set[str] | None = None,
     t, o = norm(text), norm(other)
     if not t or not o:
         return [0.0] * 5
-    exact = 1.0 if _phrase_in(t, o) else 0.0
+    exact = 1.0 if phrase_in(t, o) else 0.0
     contain = 1.0 if len(o) >= 3 and o in t else 0.0
     tk = content_keys(pieces(text))
     ok = other_keys if other_keys is not None else content_keys(pieces(other))
