@@ -134,6 +134,7 @@ def run_miniwob(cfg: MiniWoBConfig, out: str | Path, command: str = "", log=prin
     miniwob = get_suite("miniwob")
     out = Path(out)
     t0 = time.perf_counter()
+    prov = provenance(cfg.seed, dict(cfg.__dict__))   # the checkout the run starts from (it may change while it runs)
     preset = get_preset(cfg.preset, {"run.seed": cfg.seed})
     tcfg = cfg.train_config()
     judges = make_judges("page")
@@ -210,7 +211,7 @@ def run_miniwob(cfg: MiniWoBConfig, out: str | Path, command: str = "", log=prin
             rl("rl", build_policy(preset, cfg.seed))
     finally:
         farm.close()
-    meta.update(minutes=(time.perf_counter() - t0) / 60, **provenance(cfg.seed, dict(cfg.__dict__)), command=command,
+    meta.update(minutes=(time.perf_counter() - t0) / 60, **prov, command=command,
                 config=dict(cfg.__dict__))
     write_outputs(cfg, rows, outcomes, meta, out)
     return out / "results.md"
