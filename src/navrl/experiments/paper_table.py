@@ -109,6 +109,7 @@ Outcomes = dict  # (method, RL seed or None for SFT, update, suite) -> {task id:
 def run_paper_table(cfg: TableConfig, out: str | Path, command: str = "", log=print) -> Path:
     out = Path(out)
     t0 = time.perf_counter()
+    prov = provenance(cfg.seed, _cfg_dict(cfg))   # the checkout the run starts from (it may change while it runs)
     preset = get_preset(cfg.preset, {"run.seed": cfg.seed})
     log(f"SFT ({cfg.preset} preset)")
     _, sres = run_sft(preset, out / "sft", seed=cfg.seed)
@@ -149,7 +150,7 @@ def run_paper_table(cfg: TableConfig, out: str | Path, command: str = "", log=pr
                                  CheckpointCallback()])
     minutes = (time.perf_counter() - t0) / 60
     write_outputs(cfg, rows, out, command=command, minutes=minutes,
-                  comparisons=paired_comparisons(cfg, outcomes))
+                  comparisons=paired_comparisons(cfg, outcomes), prov=prov)
     return out / "results.md"
 
 
@@ -187,7 +188,9 @@ def _slug(s: str) -> str:
 
 
 def write_outputs(cfg: TableConfig, rows: list[dict], out: Path, command: str = "", minutes: float = 0.0,
-                  comparisons: list[dict] | None = None) -> None:
+                  comparisons: list[dict] | None = None, prov: dict | None = None) -> None:
+    """results.csv / .json / .md and the plots; ``prov``: the run's provenance as read at its start
+    (read now where none is given)."""
     out.mkdir(parents=True, exist_ok=True)
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=list(rows[0]))
@@ -199,7 +202,7 @@ def write_outputs(cfg: TableConfig, rows: list[dict], out: Path, command: str = 
     atomic_write_text(out / "results.json", json.dumps({"config": _cfg_dict(cfg), "rows": rows,
                                                         "comparisons": comparisons or [], "findings": found,
                                                         "explained_variance_before": ev,
-                                                        **provenance(cfg.seed, _cfg_dict(cfg)), "command": command,
+                                                        **(prov or provenance(cfg.seed, _cfg_dict(cfg))), "command": command,
                                                         "minutes": minutes}, indent=2))
     atomic_write_text(out / "results.md", results_markdown(cfg, rows, command, minutes, comparisons, found))
     _plots(cfg, rows, out)
