@@ -639,6 +639,14 @@ def _s_email_inbox(goal: str, obs: Observation, dev: Any = None) -> str:
 
 _SOCIAL_ICONS = {"Reply": "reply", "Retweet": "retweet", "Like": "like"}
 _SOCIAL_MENU_OPEN = "() => document.querySelectorAll('#area ul:not(.hide)').length > 0"
+_SOCIAL_WHERE = """(user) => {
+  const area = document.getElementById('area'), a = area.getBoundingClientRect();
+  const menu = document.querySelector('#area ul:not(.hide)');
+  const el = menu || Array.from(area.querySelectorAll('.username')).find((e) => e.textContent.trim() === user);
+  if (!el) return 1;
+  const r = el.getBoundingClientRect();
+  return r.bottom <= a.top ? -1 : (r.top >= a.bottom ? 1 : 0);
+}"""
 
 
 def _s_social_media(goal: str, obs: Observation, dev: Any = None) -> str:
@@ -653,8 +661,8 @@ def _s_social_media(goal: str, obs: Observation, dev: Any = None) -> str:
     if menu and action not in _SOCIAL_ICONS:
         return _tap(obs, menu[0])
     at = next((i for i, n in enumerate(nodes) if n.label == user), None)
-    if at is None:
-        return "Swipe up"
+    if at is None:        # scrolled past (a swipe may go further than needed): back the way it shows
+        return "Swipe down" if dev is not None and dev.evaluate(_SOCIAL_WHERE, user) < 0 else "Swipe up"
     post = []
     for n in nodes[at + 1:]:
         if n.label.startswith("@") and n.role == "text":
@@ -663,7 +671,8 @@ def _s_social_media(goal: str, obs: Observation, dev: Any = None) -> str:
     want = _SOCIAL_ICONS.get(action, "more")
     hit = next((n for n in post if n.label == want and "tap" in n.actions), None)
     if hit is not None and want == "more" and dev is not None and dev.evaluate(_SOCIAL_MENU_OPEN):
-        return "Swipe up"                 # the menu is open and its item below the fold
+        # the menu is open and its item out of view (below the fold, or above after a long swipe)
+        return "Swipe down" if dev.evaluate(_SOCIAL_WHERE, user) < 0 else "Swipe up"
     return _tap(obs, hit) if hit is not None else "Swipe up"
 
 
