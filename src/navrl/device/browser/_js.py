@@ -372,13 +372,13 @@ OBSERVE_JS = r"""
   const nodes = [];
   const MAX = args.maxNodes || 400;
   let k = 0;
-  const emit = (el, role, label, r, acts, value, focused, enabled) => {
+  const emit = (el, role, label, r, acts, value, focused, enabled, desc) => {
     if (nodes.length >= MAX) return;
     const box = toBox(r);
     if (!box) return;
     nodes.push({ id: (el.id ? '#' + el.id : el.tagName.toLowerCase() + ':' + k), role, label: cut(label, 200),
                  bounds: box, enabled, focused, value, actions: acts,
-                 desc: el.tagName === 'TEXTAREA' ? 'textarea' : '' });   // a multi-line text field says so
+                 desc: desc || (el.tagName === 'TEXTAREA' ? 'textarea' : '') });   // a multi-line text field says so
     k++;
   };
   const disabled = (el) => el.disabled === true || el.getAttribute('aria-disabled') === 'true' ||
@@ -414,8 +414,7 @@ OBSERVE_JS = r"""
     if (!role && click && onScreen) {
       const icon = iconName(el), ir = icon ? unclipped(el, r) : null;
       if (ir && reachable(el, ir)) {
-        emit(el, 'button', icon, ir, ['tap'], null, el === active, true);
-        if (nodes.length && nodes[nodes.length - 1].label === cut(icon, 200)) nodes[nodes.length - 1].desc = 'icon';
+        emit(el, 'button', icon, ir, ['tap'], null, el === active, true, 'icon');
         return;
       }
     }
