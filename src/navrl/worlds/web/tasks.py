@@ -30,7 +30,7 @@ from navrl.device.browser.app import PHONES, WebApp, WebSnapshot
 from navrl.device.browser.sandbox import SandboxError, normalize_origin
 from navrl.observation import Observation
 from navrl.tasks.task import Family, NoExpert, TaskError
-from navrl.worlds.web.miniwob_scripts import MINIWOB_SCRIPTS
+from navrl.worlds.web.miniwob_scripts import MINIWOB_SCRIPTS, MINIWOB_TASKS, MiniWoBTask
 
 __all__ = ["CCNET_TASKS", "MINIWOB_GROUPS", "MINIWOB_NOT_RUNNING", "MINIWOB_SCRIPTS", "MINIWOB_TASKS", "MiniWoBTask",
            "TABLE_23_TASKS", "WebSuiteError", "WebTaskSpec",
@@ -102,43 +102,6 @@ class WebTaskSpec:
 
 
 # ====================================================================== MiniWoB++
-@dataclass(frozen=True)
-class MiniWoBTask:
-    name: str
-    max_steps: int
-    description: str
-    scripted: bool = True
-
-
-MINIWOB_TASKS: dict[str, MiniWoBTask] = {t.name: t for t in (
-    MiniWoBTask("click-test", 5, "tap the one button"),
-    MiniWoBTask("click-button", 5, "tap the button with the given text"),
-    MiniWoBTask("click-link", 5, "tap the link with the given word in a paragraph"),
-    MiniWoBTask("enter-text", 8, "type the given text into a field and submit"),
-    MiniWoBTask("focus-text", 5, "focus the text field"),
-    MiniWoBTask("click-dialog", 5, "close a dialog with its x"),
-    MiniWoBTask("click-checkboxes", 12, "tick exactly the named check boxes and submit"),
-    MiniWoBTask("login-user", 10, "fill in a username and password and log in"),
-    MiniWoBTask("use-autocomplete", 10, "pick an item from an autocomplete list"),
-    MiniWoBTask("choose-list", 8, "choose an item from a drop-down list and submit"),
-    MiniWoBTask("click-option", 8, "select the named radio button and submit"),
-    MiniWoBTask("enter-password", 10, "type a password twice and submit"),
-    MiniWoBTask("focus-text-2", 5, "focus the k-th of three alike text fields"),
-    MiniWoBTask("enter-text-2", 8, "type the given word in the asked case and submit"),
-    MiniWoBTask("click-widget", 5, "tap a widget of the named type (radio, checkbox, text, textarea, button)"),
-    MiniWoBTask("click-button-sequence", 5, "tap button ONE, then button TWO"),
-    MiniWoBTask("click-tab-2", 8, "switch tabs until the named link shows, then tap it"),
-    MiniWoBTask("navigate-tree", 10, "open folders of a file tree until the named item shows, then tap it"),
-    MiniWoBTask("search-engine", 12, "search a name, page to the k-th result and tap it"),
-    MiniWoBTask("email-inbox", 12, "open a sender's email, then delete, star, reply with a text or forward it"),
-    MiniWoBTask("email-inbox-delete", 10, "open a sender's email and delete it"),
-    MiniWoBTask("email-inbox-forward", 12, "open a sender's email and forward it to someone"),
-    MiniWoBTask("email-inbox-important", 10, "open a sender's email and star it"),
-    MiniWoBTask("email-inbox-noscroll", 12, "email-inbox with every email in view"),
-    MiniWoBTask("email-inbox-reply", 12, "open a sender's email and reply with a text"),
-    MiniWoBTask("social-media", 10, "tap a post's icon or an item of its menu, for a named user"),
-)}
-"""The MiniWoB++ tasks of the ``miniwob`` suite (all have scripted solutions)."""
 
 CCNET_TASKS: tuple[str, ...] = (
     "bisect-angle", "book-flight", "chase-circle", "choose-date", "choose-date-easy", "choose-date-medium",

@@ -5,23 +5,32 @@ list of them."""
 from __future__ import annotations
 
 from navrl.worlds.web.miniwob_scripts import clicks, core, forms, multistep
-from navrl.worlds.web.miniwob_scripts.common import Script
+from navrl.worlds.web.miniwob_scripts.common import MiniWoBTask, Script
 
-__all__ = ["MINIWOB_SCRIPTS", "Script"]
+__all__ = ["MINIWOB_SCRIPTS", "MINIWOB_TASKS", "MiniWoBTask", "Script"]
 
 
-def _merge(*modules) -> dict[str, Script]:
-    out: dict[str, Script] = {}
-    for m in modules:
-        twice = set(out) & set(m.SCRIPTS)
+_MODULES = (core, clicks, forms, multistep)
+
+
+def _merge() -> tuple[dict[str, Script], dict[str, MiniWoBTask]]:
+    scripts: dict[str, Script] = {}
+    tasks: dict[str, MiniWoBTask] = {}
+    for m in _MODULES:
+        twice = set(scripts) & set(m.SCRIPTS)
         if twice:
             raise ValueError(f"{m.__name__} scripts {sorted(twice)} a second time")
-        out.update(m.SCRIPTS)
-    return out
+        if {t.name for t in m.TASKS} != set(m.SCRIPTS):
+            raise ValueError(f"{m.__name__}: TASKS and SCRIPTS name different tasks")
+        scripts.update(m.SCRIPTS)
+        tasks.update((t.name, t) for t in m.TASKS)
+    return scripts, tasks
 
 
-MINIWOB_SCRIPTS: dict[str, Script] = _merge(core, clicks, forms, multistep)
+MINIWOB_SCRIPTS, MINIWOB_TASKS = _merge()
 """MiniWoB task -> (goal, observation, device) -> the next Step. A script reads the observation;
 the few that must know what the UI tree does not show (which tree folders are closed, which
 result page is up) read the page through the device, as the phone world's expert reads its
 device."""
+# MINIWOB_TASKS: task -> MiniWoBTask (step limit, a line on the script), the same tasks as
+# MINIWOB_SCRIPTS, in module order: the ``miniwob`` suite's tasks and the ``scripted`` group.

@@ -3,16 +3,26 @@ tap in navrl's Step language so the accessibility grounder lands it on the inten
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from navrl.agent.steps import ordinal
 from navrl.observation import Observation, UINode
 
-__all__ = ["Script", "field", "fill", "nodes", "q", "quoted", "tap"]
+__all__ = ["MiniWoBTask", "Script", "field", "fill", "nodes", "q", "quoted", "tap"]
 
 Script = Callable[[str, Observation, Any], str]
 """(goal, observation, device) -> the next Step. ``device`` is the episode's browser device (or
 None), for the few scripts that read what the UI tree does not show."""
+
+
+@dataclass(frozen=True)
+class MiniWoBTask:
+    """A scripted MiniWoB++ task: its step limit and what its script does."""
+    name: str
+    max_steps: int
+    description: str
+    scripted: bool = True
 
 
 def q(s: str) -> str:
