@@ -7,6 +7,7 @@ import re
 from typing import Any
 
 from navrl.observation import Observation, UINode
+from navrl.tasks.task import NoExpert
 from navrl.worlds.web.miniwob_scripts.common import MiniWoBTask, Script, fill, nodes, q, quoted, tap
 
 __all__ = ["SCRIPTS", "TASKS"]
@@ -168,6 +169,24 @@ def _s_scroll_text(goal: str, obs: Observation, dev: Any = None) -> str:
     return _put(obs, next(iter(_inputs(obs)), None), word) or 'Tap "Submit"'
 
 
+_SCROLLED = """() => { const a = document.getElementById('text-area');
+    return [a.scrollTop, a.scrollHeight - a.clientHeight - a.scrollTop]; }"""
+
+
+def _s_scroll_text_2(goal: str, obs: Observation, dev: Any = None) -> str:
+    """Swipe the text area to its bottom (up) or top (down), then Submit (how far it is scrolled
+    is read off the page: the UI tree does not show it)."""
+    area = next((n for n in nodes(obs, "textfield") if n.description == "textarea"), None)
+    if area is None or dev is None:
+        raise NoExpert("scroll-text-2's scripted solution reads the page (how far the text area is scrolled)")
+    above, below = dev.evaluate(_SCROLLED)
+    if "bottom" in goal and below > 2:
+        return f"Swipe up on {q(area.label)}"
+    if "top" in goal and above > 2:
+        return f"Swipe down on {q(area.label)}"
+    return 'Tap "Submit"'
+
+
 _MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September",
            "October", "November", "December")
 
@@ -181,7 +200,9 @@ def _s_choose_date(goal: str, obs: Observation, dev: Any = None) -> str:
     if f is not None and (f.value or "") == m.group(0):
         if any(n.label == "Submit" for n in obs.nodes):
             return 'Tap "Submit"'
-        return 'Tap "Date:"'        # the picker, fading out, still covers Submit: tap beside it
+        # the picker, fading out (0.4 s), still covers Submit: hold a finger beside it (a tap is
+        # over in a few ms; there is no step to wait)
+        return 'Long press "Date:"'
     labels = [n.label for n in obs.nodes]
     shown = next((i for i, x in enumerate(labels[:-1]) if x in _MONTHS and labels[i + 1].isdigit()), None)
     if shown is None:                                    # the picker is closed
@@ -226,6 +247,7 @@ SCRIPTS: dict[str, Script] = {
     "copy-paste": _s_copy_paste,
     "copy-paste-2": _s_copy_paste,
     "scroll-text": _s_scroll_text,
+    "scroll-text-2": _s_scroll_text_2,
     "generate-number": _s_generate_number,
     "choose-date-easy": _s_choose_date,
 }
@@ -246,7 +268,8 @@ TASKS: tuple[MiniWoBTask, ...] = (
     MiniWoBTask("copy-paste", 8, "type a text area's text into the text input and submit"),
     MiniWoBTask("copy-paste-2", 8, "type the k-th text area's text into the text input and submit"),
     MiniWoBTask("scroll-text", 8, "type the last word of a text area and submit"),
+    MiniWoBTask("scroll-text-2", 12, "swipe a text area to its bottom or top and submit"),
     MiniWoBTask("generate-number", 20, "generate numbers until one meets the goal, then submit"),
-    MiniWoBTask("choose-date-easy", 8, "pick a December day in a date picker and submit"),
+    MiniWoBTask("choose-date-easy", 16, "pick a December day in a date picker and submit"),
 )
 """One record per scripted task here: its step limit (the expert's steps with room to spare) and a line on what the script does."""
