@@ -81,8 +81,8 @@ def _s_choose_list(goal: str, obs: Observation, dev: Any = None) -> str:
 
 
 def _s_use_autocomplete(goal: str, obs: Observation, dev: Any = None) -> str:
-    q = quoted(goal)
-    start, end = q[0], (q[1] if len(q) > 1 else "")
+    qs = quoted(goal)
+    start, end = qs[0], (qs[1] if len(qs) > 1 else "")
     f = field(obs)
     val = (f.value or "") if f is not None else ""
     ok = val.startswith(start) and val.endswith(end) and len(val) > len(start)
@@ -182,10 +182,10 @@ def _s_search_engine(goal: str, obs: Observation, dev: Any = None) -> str:
     name = quoted(goal)[0]
     m = re.search(r"click the (\d+)(?:st|nd|rd|th) search result", goal)
     k = int(m.group(1)) if m else 1
-    field = field(obs)
+    box = field(obs)
     links = [n for n in nodes(obs, "link") if not re.fullmatch(r"\d+|[<>\u00ab\u00bb]|Prev|Next|First|Last", n.label)]
-    if field is not None and (field.value or "") != name:
-        return fill(obs, field.label, name) or 'Tap "Search"'
+    if box is not None and (box.value or "") != name:
+        return fill(obs, box.label, name) or 'Tap "Search"'
     if not links:
         return 'Tap "Search"'
     if dev is None:
@@ -242,16 +242,16 @@ def _s_social_media(goal: str, obs: Observation, dev: Any = None) -> str:
     (whether a menu is open below the fold is read off the page)."""
     m = re.match(r'For the user (@\S+), click on the "(.+)" button', goal.strip())
     user, action = (m.group(1), m.group(2)) if m else ("", "")
-    nodes = list(obs.nodes)
+    shown = list(obs.nodes)
     item = f"{action} {user}" if action in ("Mute", "Block") else action
-    menu = [n for n in nodes if n.label == item and "tap" in n.actions]
+    menu = [n for n in shown if n.label == item and "tap" in n.actions]
     if menu and action not in _SOCIAL_ICONS:
         return tap(obs, menu[0])
-    at = next((i for i, n in enumerate(nodes) if n.label == user), None)
+    at = next((i for i, n in enumerate(shown) if n.label == user), None)
     if at is None:        # scrolled past (a swipe may go further than needed): back the way it shows
         return "Swipe down" if dev is not None and dev.evaluate(_SOCIAL_WHERE, user) < 0 else "Swipe up"
     post = []
-    for n in nodes[at + 1:]:
+    for n in shown[at + 1:]:
         if n.label.startswith("@") and n.role == "text":
             break
         post.append(n)
