@@ -9,6 +9,7 @@ from typing import Any
 from navrl.observation import Observation, UINode
 from navrl.tasks.task import NoExpert
 from navrl.worlds.web.miniwob_scripts.common import MiniWoBTask, Script, fill, nodes, q, quoted, tap
+from navrl.worlds.web.miniwob_scripts.core import SCRIPTS as _CORE
 
 __all__ = ["SCRIPTS", "TASKS"]
 
@@ -42,21 +43,6 @@ def _s_login_user_popup(goal: str, obs: Observation, dev: Any = None) -> str:
         return 'Tap "Cancel"'
     user, pw = quoted(goal)[:2]
     return fill(obs, "Username", user) or fill(obs, "Password", pw, secret=True) or 'Tap "OK"'
-
-
-def _s_use_autocomplete(goal: str, obs: Observation, dev: Any = None) -> str:
-    """Type the start, tap the suggestion that starts and ends as asked, then Submit."""
-    want = quoted(goal)
-    start, end = want[0], (want[1] if len(want) > 1 else "")
-    f = next(iter(_inputs(obs)), None)
-    val = (f.value or "") if f is not None else ""
-    if val.startswith(start) and val.endswith(end) and len(val) > len(start):
-        return 'Tap "Submit"'
-    picks = [n for n in obs.nodes if "tap" in n.actions and n.role in ("text", "option", "menuitem")
-             and n.label.startswith(start) and n.label.endswith(end) and n.label != start]
-    if picks:
-        return tap(obs, picks[0])
-    return _put(obs, f, start) or (tap(obs, f) if f is not None else 'Tap "Submit"')
 
 
 def _s_read_table(goal: str, obs: Observation, dev: Any = None) -> str:
@@ -234,7 +220,7 @@ def _s_generate_number(goal: str, obs: Observation, dev: Any = None) -> str:
 SCRIPTS: dict[str, Script] = {
     "enter-text-dynamic": _s_enter_text,
     "login-user-popup": _s_login_user_popup,
-    "use-autocomplete-nodelay": _s_use_autocomplete,
+    "use-autocomplete-nodelay": _CORE["use-autocomplete"],
     "read-table": _s_read_table,
     "read-table-2": _s_read_table_2,
     "find-word": _s_find_word,
