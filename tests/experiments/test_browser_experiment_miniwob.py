@@ -56,3 +56,16 @@ def test_anchor_table_reads_empty_cells_as_missing(tmp_path):
     f = tmp_path / "a.csv"
     f.write_text("task,wge,ccnet_bc\nclick-test,1.0,\nenter-text,,0.5\n")
     assert load_anchors(f) == {"click-test": {"wge": 1.0}, "enter-text": {"ccnet_bc": 0.5}}
+
+
+def test_a_shipped_config_is_named_and_an_unknown_name_is_one_line(tmp_path, capsys):
+    """``--config all`` is configs/miniwob_all.yaml (every task that runs); an unknown name exits
+    2 with the shipped names, before anything is written."""
+    from navrl.cli.cmd_experiment import CONFIGS
+    from navrl.worlds.web.tasks import miniwob_group
+    cfg = MiniWoBConfig.load(CONFIGS / "miniwob_all.yaml")
+    assert cfg.tasks == list(miniwob_group("all")) and len(cfg.tasks) >= 80
+    out = tmp_path / "never"
+    assert main(["experiment", "miniwob", "--config", "everything", "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "'everything'" in err[0] and "all" in err[0] and not out.exists()

@@ -22,7 +22,9 @@ def register(sub) -> None:
     p.add_argument("--overwrite", action="store_true", help="replace results already in OUT")
     p.set_defaults(fn=run)
     m = esub.add_parser("miniwob", help="MiniWoB++: BC only vs BC + RL vs RL only, next to the published anchors")
-    m.add_argument("--config", default=None, help="YAML (default src/navrl/experiments/configs/miniwob.yaml)")
+    m.add_argument("--config", default=None,
+                   help="YAML, or a name of the shipped configs: 'all' (every task that runs: "
+                        "configs/miniwob_all.yaml); default configs/miniwob.yaml (the 23-task table)")
     m.add_argument("--quick", action="store_true", help="2 tasks, tiny sizes: checks the plumbing, not the result")
     m.add_argument("--out", default="runs/miniwob")
     m.add_argument("--overwrite", action="store_true", help="replace results already in OUT")
@@ -33,6 +35,12 @@ def _experiment(args, stem: str, load, run_it) -> int:
     """Load the config (``--config``, or ``configs/STEM[_quick].yaml``), prepare OUT, run, say where."""
     from navrl.rl.config import ConfigError
     path = Path(args.config) if args.config else CONFIGS / f"{stem}{'_quick' if args.quick else ''}.yaml"
+    if args.config and path.suffix == "" and "/" not in args.config:      # a shipped config's name
+        named = CONFIGS / f"{stem}_{args.config}.yaml"
+        if not named.is_file():
+            have = sorted(f.stem[len(stem) + 1:] for f in CONFIGS.glob(f"{stem}_*.yaml"))
+            raise CLIError(f"no config named {args.config!r} for {stem}; shipped: {', '.join(have)} (or a YAML path)")
+        path = named
     try:
         cfg = load(path)
     except ConfigError as e:
