@@ -9,7 +9,7 @@ import pytest
 
 from navrl.cli.main import main
 from navrl.device.browser import browser_ready
-from navrl.experiments.miniwob import MiniWoBConfig, load_anchors
+from navrl.experiments.miniwob import ANCHORS, MiniWoBConfig, anchors_csv, load_anchors, results_markdown
 from navrl.rl.config import ConfigError
 from navrl.worlds.web.tasks import miniwob_available
 
@@ -56,6 +56,26 @@ def test_anchor_table_reads_empty_cells_as_missing(tmp_path):
     f = tmp_path / "a.csv"
     f.write_text("task,wge,ccnet_bc\nclick-test,1.0,\nenter-text,,0.5\n")
     assert load_anchors(f) == {"click-test": {"wge": 1.0}, "enter-text": {"ccnet_bc": 0.5}}
+
+
+def test_anchor_columns_without_a_value_for_the_runs_tasks_are_not_printed():
+    """HTML-T5, WebGUM and WebN-T5 publish click-test (56 tasks each), not bisect-angle; nobody's
+    QWeb or DOM-Q-NET cell is filled, so neither column is printed."""
+    anchors = load_anchors(ANCHORS)
+    assert {k: sum(k in a for a in anchors.values()) for k in ("html_t5", "webgum", "webn_t5", "qweb")} == \
+        {"html_t5": 56, "webgum": 56, "webn_t5": 56, "qweb": 0}
+    assert anchors["click-shades"]["html_t5"] == 0.0 and anchors["book-flight"]["webgum"] == 0.98
+    cfg = MiniWoBConfig(tasks=["click-test", "bisect-angle"], methods=["bc"])
+    md = results_markdown(cfg, [], [], {}, anchors)
+    head = next(x for x in md.splitlines() if x.startswith("| task |"))
+    assert head == "| task | BC only | CC-Net BC | CC-Net BC+RL | WebN-T5 | WebGUM | HTML-T5 |"
+    assert "| bisect-angle | - | 29 | 97 |  |  |  |" in md
+    assert "| **mean** | - | 64.5 (2 tasks) | 98.5 (2 tasks) | 100.0 (1 tasks) |" in md
+    assert anchors_csv(cfg.tasks, anchors).splitlines() == [
+        "task,ccnet_bc,ccnet_bc_rl,webn_t5,webgum,html_t5", "click-test,1.00,1.00,1.00,1.00,1.00",
+        "bisect-angle,0.29,0.97,,,"]
+    only = results_markdown(MiniWoBConfig(tasks=["click-test"], methods=["bc"]), [], [], {}, {})
+    assert "| task | BC only |" in only and "| **mean** | - |" in only      # no anchors: no empty cells
 
 
 def test_a_shipped_config_is_named_and_an_unknown_name_is_one_line(tmp_path, capsys):

@@ -6,9 +6,10 @@ instances of every task (the page's reward as terminal judge, a pool of browser 
 and RL from an untrained policy. Each is evaluated on the same fresh instances per task
 (paired). Writes ``results.md`` (per task: the three methods with 95% intervals next to the
 published anchors of ``configs/miniwob_anchors.csv`` where present), ``results.csv``,
-``curves.png`` (training success per update) and ``results.json`` (config, commit, command,
-throughput: environment steps per second during RL, the share of rollout time waiting on the
-browser vs in the planner, and the CPU seconds of the browser vs the learner).
+``anchors.csv`` (those anchors for the run's tasks), ``curves.png`` (training success per
+update) and ``results.json`` (config, commit, command, throughput: environment steps per
+second during RL, the share of rollout time waiting on the browser vs in the planner, and the
+CPU seconds of the browser vs the learner).
 """
 from __future__ import annotations
 
@@ -38,6 +39,11 @@ from navrl.tasks.registry import SuiteOptions, get_suite
 METHODS = ("bc", "bc_rl", "rl")
 LABELS = {"bc": "BC only", "bc_rl": "BC + RL", "rl": "RL only"}
 ANCHORS = Path(__file__).resolve().parent / "configs" / "miniwob_anchors.csv"
+ANCHOR_COLUMNS = (("wge", "WGE"), ("domqnet", "DOM-Q-NET"), ("qweb", "QWeb"), ("ccnet_bc", "CC-Net BC"),
+                  ("ccnet_bc_rl", "CC-Net BC+RL"), ("webn_t5", "WebN-T5"), ("webgum", "WebGUM"),
+                  ("html_t5", "HTML-T5"))
+"""The anchor columns the table prints, in this order (sources: ``configs/miniwob_anchors.md``);
+a column with no value for any of the run's tasks is left out."""
 EVAL_SEED = 7    # the evaluation instances' seed block (training draws its seeds from its own RNG)
 
 
@@ -239,8 +245,27 @@ def write_outputs(cfg: MiniWoBConfig, rows: list[dict], outcomes: dict, meta: di
     comps = _comparisons(cfg, outcomes)
     atomic_write_text(out / "results.json", json.dumps({**meta, "rows": rows, "comparisons": comps}, indent=2,
                                                        default=str))
-    atomic_write_text(out / "results.md", results_markdown(cfg, rows, comps, meta, load_anchors()))
+    anchors = load_anchors()
+    atomic_write_text(out / "anchors.csv", anchors_csv(cfg.tasks, anchors))
+    atomic_write_text(out / "results.md", results_markdown(cfg, rows, comps, meta, anchors))
     _curves(cfg, out)
+
+
+def anchor_columns(tasks, anchors: dict[str, dict[str, float]]) -> list[tuple[str, str]]:
+    """(column, label) of :data:`ANCHOR_COLUMNS` that have a value for at least one of ``tasks``."""
+    return [(k, lab) for k, lab in ANCHOR_COLUMNS if any(k in anchors.get(t, {}) for t in tasks)]
+
+
+def anchors_csv(tasks, anchors: dict[str, dict[str, float]]) -> str:
+    """The published anchors of ``tasks`` as CSV (``task`` and the columns with a value; empty = none)."""
+    cols = [k for k, _ in anchor_columns(tasks, anchors)]
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["task", *cols])
+    for t in tasks:
+        a = anchors.get(t, {})
+        w.writerow([t, *(f"{a[k]:.2f}" if k in a else "" for k in cols)])
+    return buf.getvalue()
 
 
 def _comparisons(cfg: MiniWoBConfig, outcomes: dict) -> list[dict]:
@@ -262,7 +287,7 @@ def _comparisons(cfg: MiniWoBConfig, outcomes: dict) -> list[dict]:
 def results_markdown(cfg: MiniWoBConfig, rows: list[dict], comps: list[dict], meta: dict,
                      anchors: dict[str, dict[str, float]]) -> str:
     idx = {(r["method"], r["task"]): r for r in rows}
-    cols = [("wge", "WGE"), ("domqnet", "DOM-Q-NET"), ("ccnet_bc", "CC-Net BC"), ("ccnet_bc_rl", "CC-Net BC+RL")]
+    cols = anchor_columns(cfg.tasks, anchors)
     methods = [m for m in METHODS if m in cfg.methods]
     lines = ["# MiniWoB++: navrl's pointer planner, BC only vs BC + RL vs RL only", "",
              f"- command: `{meta.get('command') or 'navrl experiment miniwob'}`",
@@ -272,8 +297,9 @@ def results_markdown(cfg: MiniWoBConfig, rows: list[dict], comps: list[dict], me
              f"{cfg.eval_episodes} fresh instances per task and method; screen `{cfg.phone}`; "
              f"{cfg.pages} browser pages; {meta.get('minutes', 0):.0f} min", "",
              "Success in % with the 95% Wilson interval; anchors are the papers' published per-task success "
-             "(sources: `src/navrl/experiments/configs/miniwob_anchors.md`).", "",
-             "| task | " + " | ".join(LABELS[m] for m in methods) + " | " + " | ".join(c for _, c in cols) + " |",
+             "(sources: `src/navrl/experiments/configs/miniwob_anchors.md`; blank: not published for that task).",
+             "",
+             "| " + " | ".join(["task", *(LABELS[m] for m in methods), *(c for _, c in cols)]) + " |",
              "|" + "---|" * (1 + len(methods) + len(cols))]
     for t in cfg.tasks:
         cells = []
@@ -292,7 +318,7 @@ def results_markdown(cfg: MiniWoBConfig, rows: list[dict], comps: list[dict], me
     for k, _ in cols:
         vals = [anchors[t][k] for t in cfg.tasks if k in anchors.get(t, {})]
         amean.append(f"{100 * sum(vals) / len(vals):.1f} ({len(vals)} tasks)" if vals else "")
-    lines.append("| **mean** | " + " | ".join(means) + " | " + " | ".join(amean) + " |")
+    lines.append("| " + " | ".join(["**mean**", *means, *amean]) + " |")
     if comps:
         lines += ["", "Paired differences over all evaluation instances (Newcombe's paired 95% interval):", ""]
         for c in comps:
@@ -337,4 +363,4 @@ def _curves(cfg: MiniWoBConfig, out: Path) -> None:
     atomic_write_bytes(out / "curves.png", b.getvalue())
 
 
-__all__ = ["MiniWoBConfig", "load_anchors", "run_miniwob"]
+__all__ = ["ANCHOR_COLUMNS", "MiniWoBConfig", "anchors_csv", "load_anchors", "run_miniwob"]
