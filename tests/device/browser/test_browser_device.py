@@ -436,3 +436,55 @@ def test_observe_during_a_navigation_waits_for_the_new_document(host, slow_site)
             assert obs.url.endswith("/slow") and "Slow page" in obs.labels(), obs.ui_text()
     finally:
         d.close()
+
+
+def test_drawn_shapes_and_coloured_boxes_are_nodes_named_by_what_shows(host, site):
+    """SVG shapes are images named "<size> <colour> <kind>" (small: under a tenth of the picture's
+    longer side); drawn text carries its size and colour as description; boxes that show only a
+    colour are named by it (a basic CSS name where the colour is one exactly, else its hue family
+    with light/dark): buttons where they react to taps (value "selected" where so marked), images
+    where not; a white box on white with no border, a shape with no fill and a large panel are
+    not listed."""
+    d = BrowserDevice(WebApp("test", site.url("drawn.html")), host=host, phone="160x210@1")
+    try:
+        obs = d.observe()
+        shapes = [(n.role, n.label, n.actions) for n in obs.nodes if n.description == "shape"]
+        assert shapes == [("image", "large red circle", ("tap",)), ("image", "small blue square", ()),
+                          ("image", "large light blue rectangle", ()), ("image", "large cyan triangle", ())]
+        circle = node(obs, "large red circle")
+        assert circle.bounds == (10, 10, 30, 30)
+        q = node(obs, "q")
+        assert q.role == "text" and q.description == "large magenta"
+        boxes = [(n.role, n.label, n.value, n.actions) for n in obs.nodes if n.description == "box"]
+        assert boxes == [("button", "olive", None, ("tap",)), ("button", "white", None, ("tap",)),
+                         ("button", "light green", "selected", ("tap",)), ("image", "dark red", None, ())]
+        assert len(obs.nodes) == 9
+        d.act(Action.tap(*circle.center))
+        assert d.evaluate("document.title") == "circle"
+        d.act(Action.tap(*node(obs, "light green").center))
+        assert [n.value for n in d.observe().nodes if n.label == "light green"] == [None]
+    finally:
+        d.close()
+
+
+def test_icon_controls_with_hidden_words_are_named_buttons(host, site):
+    """An <a> or button that shows a picture and whose own words lie outside its box (text-indent)
+    is an icon button named by its title, else those words (disabled where jQuery UI marks it so);
+    an aria-hidden control with a picture and no words at all is named by a direction word of its
+    classes; aria-hidden decoration stays out."""
+    d = BrowserDevice(WebApp("test", site.url("hidden_icons.html")), host=host, phone="160x210@1")
+    try:
+        obs = d.observe()
+        icons = [(n.label, n.enabled) for n in obs.nodes if n.description == "icon"]
+        assert icons == [("Prev", True), ("Next", False), ("up", True), ("down", True)]
+        assert all(n.role == "button" and n.actions == ("tap",) for n in obs.nodes if n.description == "icon")
+        assert not any(n.label == "deco" for n in obs.nodes)
+        assert node(obs, "Shown words").description == ""
+        d.act(Action.tap(*node(obs, "Prev").center))
+        assert d.evaluate("document.title") == "prev"
+        for _ in range(2):
+            d.act(Action.tap(*node(obs, "up").center))
+        d.act(Action.tap(*node(obs, "down").center))
+        assert d.evaluate("document.getElementById('n').value") == "1"
+    finally:
+        d.close()

@@ -369,6 +369,80 @@ OBSERVE_JS = r"""
     if (x0 === r.left && y0 === r.top && x1 === r.right && y1 === r.bottom) return r;
     return { left: x0, top: y0, right: x1, bottom: y1, width: x1 - x0, height: y1 - y0 };
   };
+
+  // -- drawn things: SVG shapes, SVG text's colour, and coloured boxes that show no text,
+  //    named by what a person sees ("red circle", "light blue"); colours: the basic CSS name
+  //    a colour is exactly, else its hue family ("light red", "dark green", "grey")
+  const COLOR_NAMES = [['black', 0, 0, 0], ['white', 255, 255, 255], ['grey', 128, 128, 128], ['silver', 192, 192, 192],
+    ['red', 255, 0, 0], ['maroon', 128, 0, 0], ['yellow', 255, 255, 0], ['olive', 128, 128, 0], ['lime', 0, 255, 0],
+    ['green', 0, 128, 0], ['cyan', 0, 255, 255], ['teal', 0, 128, 128], ['blue', 0, 0, 255], ['navy', 0, 0, 128],
+    ['magenta', 255, 0, 255], ['purple', 128, 0, 128], ['orange', 255, 165, 0], ['pink', 255, 192, 203],
+    ['brown', 165, 42, 42], ['gold', 255, 215, 0]];
+  const rgbaOf = (c) => {
+    const m = /rgba?\(\s*([\d.]+)[,\s]+([\d.]+)[,\s]+([\d.]+)(?:\s*[,/]\s*([\d.]+%?))?/.exec(c || '');
+    if (!m) return null;
+    let a = m[4] === undefined ? 1 : parseFloat(m[4]); if (m[4] && m[4].endsWith('%')) a /= 100;
+    return [Math.round(+m[1]), Math.round(+m[2]), Math.round(+m[3]), a];
+  };
+  const colorName = (c) => {
+    const v = rgbaOf(c);
+    if (!v || v[3] < 0.5) return null;
+    const [r, g, b] = v;
+    for (const [n, R, G, B] of COLOR_NAMES) if (r === R && g === G && b === B) return n;
+    const mx = Math.max(r, g, b) / 255, mn = Math.min(r, g, b) / 255, l = (mx + mn) / 2, d = mx - mn;
+    const sat = d === 0 ? 0 : d / (1 - Math.abs(2 * l - 1));
+    if (sat < 0.15 || d < 0.06) return l < 0.15 ? 'black' : l > 0.9 ? 'white' : l < 0.35 ? 'dark grey' : l > 0.7 ? 'light grey' : 'grey';
+    let h;
+    const R = r / 255, G = g / 255, B = b / 255;
+    if (mx === R) h = 60 * (((G - B) / d) % 6); else if (mx === G) h = 60 * ((B - R) / d + 2); else h = 60 * ((R - G) / d + 4);
+    if (h < 0) h += 360;
+    const fam = h < 15 ? 'red' : h < 45 ? 'orange' : h < 70 ? 'yellow' : h < 165 ? 'green' : h < 195 ? 'cyan' :
+                h < 255 ? 'blue' : h < 285 ? 'purple' : h < 335 ? 'magenta' : 'red';
+    return (l >= 0.7 ? 'light ' : l <= 0.3 ? 'dark ' : '') + fam;
+  };
+  const SHAPE_TAGS = new Set(['circle', 'ellipse', 'rect', 'polygon']);
+  const isSvg = (el) => typeof SVGElement !== 'undefined' && el instanceof SVGElement;
+  const drawnKind = (el) => {
+    const t = el.tagName.toLowerCase();
+    if (t === 'circle') return 'circle';
+    if (t === 'ellipse') { const rx = +el.getAttribute('rx'), ry = +el.getAttribute('ry'); return Math.abs(rx - ry) <= 0.1 * Math.max(rx, ry) ? 'circle' : 'ellipse'; }
+    if (t === 'rect') { const b = el.getBoundingClientRect(); return Math.abs(b.width - b.height) <= 0.1 * Math.max(b.width, b.height) ? 'square' : 'rectangle'; }
+    if (t === 'polygon') { const n = el.points ? el.points.numberOfItems : 0; return n === 3 ? 'triangle' : n === 4 ? 'quadrilateral' : 'polygon'; }
+    return null;
+  };
+  // "small" / "large": under a tenth of its picture's longer side, or not
+  const sizeWord = (el) => {
+    const svg = el.ownerSVGElement;
+    if (!svg) return '';
+    const p = svg.getBoundingClientRect(), h = el.getBoundingClientRect().height;
+    return h <= 0 ? '' : h < 0.1 * Math.max(p.width, p.height) ? 'small' : 'large';
+  };
+  const svgName = (el) => {
+    const t = el.querySelector(':scope > title');
+    return norm(el.getAttribute('aria-label') || (t ? t.textContent : ''));
+  };
+  // an element that shows a colour and no text: no role, nothing inside that shows text or has a role
+  const showsText = (el) => {
+    if (!/\S/.test(el.textContent || '')) return false;
+    const range = document.createRange(); range.selectNodeContents(el);
+    const b = range.getBoundingClientRect();
+    return b.width > 1 && b.height > 1;
+  };
+  const boxColor = (el, r) => {
+    if (r.width < 6 || r.height < 6 || r.width > 0.5 * vw || r.height > 0.5 * vh) return null;
+    if (showsText(el) || el.querySelector('input,select,textarea,button,a,img,svg,canvas,video,[role]')) return null;
+    const s = cs(el);
+    const name = colorName(s.backgroundColor);
+    if (!name) return null;
+    const bordered = ['Top', 'Right', 'Bottom', 'Left'].some((k) => parseFloat(s['border' + k + 'Width']) > 0 && s['border' + k + 'Style'] !== 'none');
+    let under = null;
+    for (let p = el.parentElement; p; p = p.parentElement) { const v = rgbaOf(cs(p).backgroundColor); if (v && v[3] >= 0.5) { under = v; break; } }
+    const own = rgbaOf(s.backgroundColor), base = under || [255, 255, 255, 1];
+    if (!bordered && Math.abs(own[0] - base[0]) + Math.abs(own[1] - base[1]) + Math.abs(own[2] - base[2]) < 30) return null;
+    return name;
+  };
+  const selectedOf = (el) => (el.getAttribute('aria-selected') === 'true' || el.getAttribute('aria-pressed') === 'true' ||
+                             (el.classList && el.classList.contains('selected'))) ? 'selected' : null;
   const nodes = [];
   const MAX = args.maxNodes || 400;
   let k = 0;
@@ -383,6 +457,36 @@ OBSERVE_JS = r"""
   };
   const disabled = (el) => el.disabled === true || el.getAttribute('aria-disabled') === 'true' ||
                            (el.closest && !!el.closest('fieldset[disabled]'));
+  // an icon control whose words are hidden (text-indent far off, or aria-hidden): it shows a
+  // picture and its own text lies outside its box; named by title / aria-label, else that hidden
+  // text, else a direction word of its classes (jQuery UI's spinner: "ui-spinner-up" -> "up")
+  const DIRS = new Set(['up', 'down', 'prev', 'previous', 'next', 'left', 'right', 'plus', 'minus', 'close']);
+  const pictured = (el) => {
+    for (const e of [el, ...el.querySelectorAll('*')]) { const s = cs(e); if (/url\(/.test(s.backgroundImage || '') || /url\(/.test(s.content || '')) return true; }
+    return false;
+  };
+  const hiddenText = (el, r) => {
+    const t = norm(el.textContent);
+    if (!t) return '';
+    const tw = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+    for (let n = tw.nextNode(); n; n = tw.nextNode()) {
+      if (!/\S/.test(n.data)) continue;
+      const range = document.createRange(); range.selectNodeContents(n);
+      const b = range.getBoundingClientRect();
+      if (b.width > 1 && b.right > r.left && b.left < r.right && b.bottom > r.top && b.top < r.bottom) return null;
+    }
+    return t;
+  };
+  const hiddenIconName = (el, r) => {
+    if (r.width < 4 || r.height < 4 || !pictured(el)) return null;
+    const hid = hiddenText(el, r);
+    if (hid === null) return null;                   // its text shows: not an icon
+    const named = norm(el.getAttribute('aria-label') || el.getAttribute('title') || '') || hid;
+    if (named) return named;
+    const cls = [el, ...el.querySelectorAll('*')].map((e) => String(e.className && e.className.baseVal !== undefined ? e.className.baseVal : e.className || '')).join(' ');
+    return cls.split(/[\s\-_]+/).find((w) => DIRS.has(w.toLowerCase())) || null;
+  };
+  const offState = (el) => disabled(el) || !!(el.classList && el.classList.contains('ui-state-disabled'));
   const walk = (root, inClick) => {
     for (let el = root.firstElementChild; el; el = el.nextElementSibling) visit(el, inClick);
     if (root.shadowRoot) for (let el = root.shadowRoot.firstElementChild; el; el = el.nextElementSibling) visit(el, inClick);
@@ -391,12 +495,50 @@ OBSERVE_JS = r"""
     if (nodes.length >= MAX) return;
     const tag = el.tagName;
     if (tag === 'SCRIPT' || tag === 'STYLE' || tag === 'NOSCRIPT' || tag === 'TEMPLATE' || tag === 'HEAD' || tag === 'OPTION') return;
-    if (el.getAttribute('aria-hidden') === 'true') return;
+    const hiddenIcon = () => {
+      if (!visible(el)) return false;
+      const r = el.getBoundingClientRect();
+      if (!(r.width > 0 && r.height > 0 && r.right > 0 && r.bottom > 0 && r.left < vw && r.top < vh)) return false;
+      const name = hiddenIconName(el, r), ir = name ? unclipped(el, r) : null;
+      if (!ir || !reachable(el, ir)) return false;
+      emit(el, 'button', name, ir, ['tap'], null, el === active, !offState(el), 'icon');
+      return true;
+    };
+    if (el.getAttribute('aria-hidden') === 'true') {
+      // hidden from screen readers, yet a control a finger can press (a spinner's arrows)
+      const r0 = roleOf(el);
+      if ((tag === 'A' || tag === 'BUTTON' || r0 === 'button' || r0 === 'link') && hiddenIcon()) return;
+      return;
+    }
     if (!visible(el)) return;
+    if (tag === 'A' && !el.hasAttribute('href') && !el.getAttribute('role') && hiddenIcon()) return;
     const role = roleOf(el);
     if (role === 'hidden') return;
     const r = el.getBoundingClientRect();
     const onScreen = r.width > 0 && r.height > 0 && r.right > 0 && r.bottom > 0 && r.left < vw && r.top < vh;
+    if (isSvg(el) && SHAPE_TAGS.has(tag.toLowerCase()) && !el.closest('defs,clipPath,mask,pattern,marker,symbol')) {
+      // a drawn shape: an image named by its colour and kind ("large red circle"), tappable where it reacts
+      if (!onScreen) return;
+      const s = cs(el), colour = colorName(s.fill) || colorName(s.stroke);
+      const kind = drawnKind(el);
+      let mr = unclipped(el, r);
+      if (!colour || !kind || !mr) return;
+      if (!reachable(el, mr)) { mr = reachablePart(el, mr); if (!mr) return; }
+      const label = svgName(el) || [sizeWord(el), colour, kind].filter(Boolean).join(' ');
+      emit(el, 'image', label, mr, (inClick || clickable(el)) ? ['tap'] : [], null, el === active, true, 'shape');
+      return;
+    }
+    if (!role && onScreen && !isSvg(el) && el !== document.body && el !== document.documentElement) {
+      // a box that shows a colour and no text (a colour swatch, a tile, a face-down card)
+      const colour = boxColor(el, r);
+      let br = colour ? unclipped(el, r) : null;
+      if (br && !reachable(el, br)) br = reachablePart(el, br);
+      if (br) {
+        const c = inClick || clickable(el);
+        emit(el, c ? 'button' : 'image', colour, br, c ? ['tap'] : [], selectedOf(el), el === active, true, 'box');
+        return;
+      }
+    }
     if (role && LEAF.has(role)) {
       if (!onScreen) return;
       const label = nameOf(el, role);
@@ -430,7 +572,8 @@ OBSERVE_JS = r"""
       range.selectNodeContents(el);
       const b = unclipped(el, range.getBoundingClientRect()) || { width: 0, height: 0 };
       if (txt && b.width > 0 && b.height > 0 && b.right > 0 && b.bottom > 0 && b.left < vw && b.top < vh && reachable(el, b))
-        emit(el, role === 'header' ? 'header' : 'text', txt, b, click ? ['tap'] : [], null, el === active, true);
+        emit(el, role === 'header' ? 'header' : 'text', txt, b, click ? ['tap'] : [], null, el === active, true,
+             isSvg(el) ? [sizeWord(el), colorName(cs(el).fill)].filter(Boolean).join(' ') : '');
       return;
     }
     if (!usedLabels.has(el)) {

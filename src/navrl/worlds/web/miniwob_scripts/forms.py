@@ -8,7 +8,7 @@ from typing import Any
 
 from navrl.observation import Observation, UINode
 from navrl.tasks.task import NoExpert
-from navrl.worlds.web.miniwob_scripts.common import MiniWoBTask, Script, fill, nodes, q, quoted, tap
+from navrl.worlds.web.miniwob_scripts.common import MiniWoBTask, Script, field, fill, nodes, q, quoted, tap
 from navrl.worlds.web.miniwob_scripts.core import SCRIPTS as _CORE
 
 __all__ = ["SCRIPTS", "TASKS"]
@@ -201,6 +201,21 @@ def _s_choose_date(goal: str, obs: Observation, dev: Any = None) -> str:
     return tap(obs, day) if day is not None else 'Tap "Submit"'
 
 
+def _s_use_spinner(goal: str, obs: Observation, dev: Any = None) -> str:
+    """Step the spinner's value to the goal's number with its up / down arrows (the page
+    refuses typed keys), then Submit."""
+    m = re.search(r"Select (-?\d+) with the spinner", goal)
+    f = field(obs)
+    if m is None or f is None:
+        return 'Tap "Submit"'
+    try:
+        have = int(f.value or "0")
+    except ValueError:
+        have = 0
+    want = int(m.group(1))
+    return 'Tap "up"' if have < want else 'Tap "down"' if have > want else 'Tap "Submit"'
+
+
 def _s_generate_number(goal: str, obs: Observation, dev: Any = None) -> str:
     """Generate until the number shown meets the goal (less / greater than, odd, even), then Submit."""
     ns = list(obs.nodes)
@@ -236,6 +251,9 @@ SCRIPTS: dict[str, Script] = {
     "scroll-text-2": _s_scroll_text_2,
     "generate-number": _s_generate_number,
     "choose-date-easy": _s_choose_date,
+    "choose-date": _s_choose_date,
+    "choose-date-nodelay": _s_choose_date,
+    "use-spinner": _s_use_spinner,
 }
 
 TASKS: tuple[MiniWoBTask, ...] = (
@@ -257,5 +275,8 @@ TASKS: tuple[MiniWoBTask, ...] = (
     MiniWoBTask("scroll-text-2", 12, "swipe a text area to its bottom or top and submit"),
     MiniWoBTask("generate-number", 20, "generate numbers until one meets the goal, then submit"),
     MiniWoBTask("choose-date-easy", 16, "pick a December day in a date picker and submit"),
+    MiniWoBTask("choose-date", 20, "pick a day of 2016 in a date picker, paging back month by month, and submit"),
+    MiniWoBTask("choose-date-nodelay", 20, "pick a day of 2016 in a date picker, paging back month by month, and submit"),
+    MiniWoBTask("use-spinner", 16, "step a spinner to the given number with its arrows and submit"),
 )
 """One record per scripted task here: its step limit (the expert's steps with room to spare) and a line on what the script does."""
