@@ -488,3 +488,24 @@ def test_icon_controls_with_hidden_words_are_named_buttons(host, site):
         assert d.evaluate("document.getElementById('n').value") == "1"
     finally:
         d.close()
+
+
+def test_settle_waits_for_running_animations_but_not_endless_ones(host, site):
+    """After an action the device waits (up to a second) for jQuery's animations and the page's
+    finite CSS / Web Animations, so the tree it reads shows where they end; an endless animation
+    (a spinner) is not waited for."""
+    d = BrowserDevice(WebApp("test", site.url("animated.html")), host=host, phone="160x210@1")
+    try:
+        obs = d.observe()
+        for button, shows, at_least in (("Slide", "slid open", 0.65), ("Fade", "faded", 0.55)):
+            t0 = time.monotonic()
+            d.act(Action.tap(*node(obs, button).center))
+            took = time.monotonic() - t0
+            assert shows in d.observe().labels(), button
+            assert at_least <= took < 1.8, (button, took)
+        t0 = time.monotonic()
+        d.act(Action.tap(*node(obs, "Plain").center))
+        assert time.monotonic() - t0 < 0.5
+        assert "pressed" in d.observe().labels()
+    finally:
+        d.close()

@@ -62,10 +62,24 @@ INIT_JS = r"""
       if (performance.now() - Math.max(N.lastScroll, N.touchEndT) > 150) return;
     }
   };
+  // animations under way: jQuery's (its timer list) and the page's finite CSS / Web Animations
+  // (an endless spinner is not waited for); settle waits for them up to a second
+  N.animating = () => {
+    const jq = window.jQuery;
+    if (jq && jq.timers && jq.timers.length > 0) return true;
+    if (!document.getAnimations) return false;
+    for (const a of document.getAnimations()) {
+      if (a.playState !== 'running' || !a.effect) continue;
+      const end = a.effect.getComputedTiming().endTime;
+      if (Number.isFinite(end)) return true;
+    }
+    return false;
+  };
   N.settle = (maxMs, scrolled) => new Promise((resolve) => {
-    const t0 = performance.now();
+    const t0 = performance.now(), animMs = Math.min(maxMs, 1000);
     const tick = () => {
-      if (!N.busy() || performance.now() - t0 >= maxMs) resolve(N.leaving ? null : N.sig());
+      const dt = performance.now() - t0;
+      if ((!N.busy() && !(dt < animMs && N.animating())) || dt >= maxMs) resolve(N.leaving ? null : N.sig());
       else st(tick, 4);
     };
     if (scrolled) N.scrollStill(Math.min(maxMs, 1000)).then(tick); else tick();

@@ -83,19 +83,13 @@ def _s_click_collapsible(goal: str, obs: Observation, dev: Any = None) -> str:
     return 'Tap "Submit"'
 
 
-_ANIMATING = "() => window.jQuery ? jQuery(':animated').length > 0 : false"
-
-
 def _s_click_collapsible_2(goal: str, obs: Observation, dev: Any = None) -> str:
-    """The quoted link where it shows, else the section after the open one (round the three);
-    while a section still slides open (read off the page: the device does not wait for jQuery's
-    animations), a swipe up to look further down, which gives it time."""
+    """The quoted link where it shows, else the section after the open one (round the three)
+    (the device waits for a section's slide to end before it reads the tree)."""
     want = (quoted(goal) or [""])[0]
     hit = next((n for n in obs.nodes if n.label == want and "tap" in n.actions and n.role != "tab"), None)
     if hit is not None:
         return tap(obs, hit)
-    if dev is not None and dev.evaluate(_ANIMATING):
-        return "Swipe up"
     tabs = nodes(obs, "tab")
     sel = next((i for i, n in enumerate(tabs) if n.value == "selected"), -1)
     return tap(obs, tabs[(sel + 1) % len(tabs)]) if tabs else "Swipe up"
@@ -115,8 +109,9 @@ def _s_sign_agreement(goal: str, obs: Observation, dev: Any = None) -> str:
 
 def _s_click_pie(goal: str, obs: Observation, dev: Any = None) -> str:
     """Open the pie menu (its "+"), then tap the quoted item. Where the open menu ("-") shows no
-    items, the tree was read before the wheel's animation ended (the device does not wait for
-    it): a sideways swipe, which moves nothing and ends off the wheel's items, reads it again."""
+    items, the tree was read before the wheel's animation ended (Raphael's own frame loop, which
+    the device's settle does not see: 1 or 2 episodes in 20): a sideways swipe, which moves
+    nothing and ends off the wheel's items, reads it again."""
     want = (quoted(goal) or [""])[0]
     hit = next((n for n in obs.nodes if n.label == want and n.role == "text"), None)
     if hit is not None:

@@ -184,11 +184,7 @@ def _s_choose_date(goal: str, obs: Observation, dev: Any = None) -> str:
         return 'Tap "Submit"'
     f = next(iter(_inputs(obs)), None)
     if f is not None and (f.value or "") == m.group(0):
-        if any(n.label == "Submit" for n in obs.nodes):
-            return 'Tap "Submit"'
-        # the picker, fading out (0.4 s), still covers Submit: hold a finger beside it (a tap is
-        # over in a few ms; there is no step to wait)
-        return 'Long press "Date:"'
+        return 'Tap "Submit"'
     labels = [n.label for n in obs.nodes]
     shown = next((i for i, x in enumerate(labels[:-1]) if x in _MONTHS and labels[i + 1].isdigit()), None)
     if shown is None:                                    # the picker is closed
