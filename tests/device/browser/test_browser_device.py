@@ -509,3 +509,30 @@ def test_settle_waits_for_running_animations_but_not_endless_ones(host, site):
         assert "pressed" in d.observe().labels()
     finally:
         d.close()
+
+
+def test_type_into_date_and_time_fields_sets_their_value(host, site):
+    """Typing into a focused date / time field (which takes no inserted text) sets the typed
+    date or time as its value with input and change events; the tree shows it as the field does
+    (05/20/2010, 02:30 PM); text it cannot take changes nothing; a text field still gets the
+    inserted text."""
+    d = BrowserDevice(WebApp("test", site.url("datetime.html")), host=host, phone="160x210@1")
+    try:
+        cases = (("day", "05/20/2010", "2010-05-20", "05/20/2010"), ("hour", "2:30 PM", "14:30", "02:30 PM"),
+                 ("when", "12/31/2016 12:05 AM", "2016-12-31T00:05", "12/31/2016, 12:05 AM"),
+                 ("plain", "2:30 PM", "2:30 PM", "2:30 PM"))
+        for label, typed, value, shown in cases:
+            obs = d.observe()
+            d.act(Action.tap(*node(obs, label).center))
+            assert d.act(Action.type(typed)).changed
+            el = {"day": "d", "hour": "t", "when": "dt", "plain": "x"}[label]
+            assert d.evaluate(f"document.getElementById('{el}').value") == value
+            assert node(d.observe(), label).value == shown
+        ev = d.evaluate("events")
+        assert [e for e in ev if not e.startswith("x:")] == [f"{i}:{k}" for i in ("d", "t", "dt") for k in ("input", "change")]
+        obs = d.observe()
+        d.act(Action.tap(*node(obs, "day").center))
+        r = d.act(Action.type("next tuesday"))
+        assert not r.changed and d.evaluate("document.getElementById('d').value") == "2010-05-20"
+    finally:
+        d.close()

@@ -85,6 +85,45 @@ INIT_JS = r"""
     if (scrolled) N.scrollStill(Math.min(maxMs, 1000)).then(tick); else tick();
   });
 
+  // -- typing into a date / time field, which takes no inserted text: the typed date or time
+  //    ("05/20/2010", "2010-05-20", "2:30 PM", "14:30") becomes its value, with the input and
+  //    change events a person's typing fires; true where it did
+  const pad = (n) => String(n).padStart(2, '0');
+  const parseDate = (t) => {
+    let m = /^(\d{1,2})\/(\d{1,2})\/(\d{4})$/.exec(t);
+    if (m) return m[3] + '-' + pad(m[1]) + '-' + pad(m[2]);
+    m = /^(\d{4})-(\d{1,2})-(\d{1,2})$/.exec(t);
+    return m ? m[1] + '-' + pad(m[2]) + '-' + pad(m[3]) : null;
+  };
+  const parseTime = (t) => {
+    const m = /^(\d{1,2}):(\d{2})(?::(\d{2}))?\s*([AaPp])\.?[Mm]?\.?$/.exec(t) || /^(\d{1,2}):(\d{2})(?::(\d{2}))?()$/.exec(t);
+    if (!m) return null;
+    let h = +m[1];
+    if (m[4]) { if (h < 1 || h > 12) return null; h = (h %% 12) + (/[Pp]/.test(m[4]) ? 12 : 0); }
+    if (h > 23 || +m[2] > 59) return null;
+    return pad(h) + ':' + m[2] + (m[3] ? ':' + m[3] : '');
+  };
+  N.typeIntoDateTime = (text) => {
+    let el = document.activeElement;
+    while (el && el.shadowRoot && el.shadowRoot.activeElement) el = el.shadowRoot.activeElement;
+    if (!el || el.tagName !== 'INPUT' || el.disabled || el.readOnly) return false;
+    const ty = (el.type || '').toLowerCase(), t = String(text).trim();
+    let v = null;
+    if (ty === 'date') v = parseDate(t);
+    else if (ty === 'time') v = parseTime(t);
+    else if (ty === 'datetime-local') {
+      const m = /^(\S+)[\sT,]+(.+)$/.exec(t);
+      const d = m && parseDate(m[1]), h = m && parseTime(m[2].trim());
+      v = d && h ? d + 'T' + h : null;
+    } else return false;
+    if (v === null) return true;                       // a date / time field, and text it cannot take
+    el.value = v;
+    if (el.value !== v) return true;
+    el.dispatchEvent(new Event('input', { bubbles: true }));
+    el.dispatchEvent(new Event('change', { bubbles: true }));
+    return true;
+  };
+
   // -- did an action change anything: DOM mutations, scrolling, input, focus, URL
   const count = () => { N.ev++; };
   N.sc = 0; N.lastScroll = 0; N.lastScrollEnd = 0; N.touchT = 0; N.touchEndT = 0;
@@ -303,6 +342,18 @@ OBSERVE_JS = r"""
     if (!s && role === 'textfield') s = norm(el.getAttribute('placeholder')) || 'text field';
     return s;
   };
+  // a date / time field's value as the field shows it (en-US: 05/20/2010, 02:30 PM)
+  const shownDateTime = (el) => {
+    const ty = (el.type || '').toLowerCase(), v = el.value;
+    if (!v) return null;
+    const d = (x) => { const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(x); return m ? m[2] + '/' + m[3] + '/' + m[1] : null; };
+    const t = (x) => { const m = /^(\d{2}):(\d{2})(:\d{2})?/.exec(x); if (!m) return null; const h = +m[1];
+                       return String(h % 12 || 12).padStart(2, '0') + ':' + m[2] + (m[3] || '') + (h < 12 ? ' AM' : ' PM'); };
+    if (ty === 'date') return d(v);
+    if (ty === 'time') return t(v);
+    if (ty === 'datetime-local') { const [a, b] = v.split('T'); return d(a) && t(b || '') ? d(a) + ', ' + t(b) : null; }
+    return null;
+  };
   const valueOf = (el, role) => {
     if (role === 'checkbox' || role === 'radio' || role === 'switch') {
       const c = el.matches('input') ? el.checked : el.getAttribute('aria-checked') === 'true';
@@ -310,6 +361,8 @@ OBSERVE_JS = r"""
     }
     if (role === 'textfield') {
       const v = el.matches('input,textarea') ? el.value : norm(el.textContent);
+      const shown = el.matches('input') ? shownDateTime(el) : null;
+      if (shown) return shown;
       if (!v) return null;
       return (el.getAttribute('type') || '').toLowerCase() === 'password' ? '\u2022'.repeat(v.length) : v;
     }

@@ -654,7 +654,12 @@ class BrowserDevice(Device):
             p1, p2 = emu.to_css(x1, y1), emu.to_css(x2, y2)
             await touch.swipe(cdp, p1[0], p1[1], p2[0], p2[1], emu.viewport)
         elif k is ActionKind.TYPE:
-            await cdp.send("Input.insertText", {"text": a.text or ""})
+            # a date / time field takes no inserted text: the page sets the typed date or time
+            r = await cdp.send("Runtime.evaluate", {
+                "expression": "window.__navrl && window.__navrl.typeIntoDateTime ? window.__navrl.typeIntoDateTime("
+                              + json.dumps(a.text or "") + ") : false", "returnByValue": True})
+            if not (r.get("result") or {}).get("value"):
+                await cdp.send("Input.insertText", {"text": a.text or ""})
         elif k is ActionKind.HOME:
             if self._latched is None:
                 try:

@@ -212,6 +212,19 @@ def _s_use_spinner(goal: str, obs: Observation, dev: Any = None) -> str:
     return 'Tap "up"' if have < want else 'Tap "down"' if have > want else 'Tap "Submit"'
 
 
+def _s_enter_date_time(goal: str, obs: Observation, dev: Any = None) -> str:
+    """Type the goal's date (MM/DD/YYYY) or time (h:mm AM/PM) into the date / time field, as
+    written in the goal, then Submit (the field shows a time with a leading zero: 09:37 PM)."""
+    m = re.search(r"Enter (\S+(?: [AP]M)?) as the (?:date|time)", goal)
+    f = field(obs)
+    if m is None or f is None:
+        return 'Tap "Submit"'
+    want = m.group(1)
+    if (f.value or "").lstrip("0") == want.lstrip("0"):
+        return 'Tap "Submit"'
+    return f"Tap {q(f.label)}" if not f.focused else f"Type {q(want)}"
+
+
 def _s_generate_number(goal: str, obs: Observation, dev: Any = None) -> str:
     """Generate until the number shown meets the goal (less / greater than, odd, even), then Submit."""
     ns = list(obs.nodes)
@@ -250,6 +263,8 @@ SCRIPTS: dict[str, Script] = {
     "choose-date": _s_choose_date,
     "choose-date-nodelay": _s_choose_date,
     "use-spinner": _s_use_spinner,
+    "enter-date": _s_enter_date_time,
+    "enter-time": _s_enter_date_time,
 }
 
 TASKS: tuple[MiniWoBTask, ...] = (
@@ -274,5 +289,7 @@ TASKS: tuple[MiniWoBTask, ...] = (
     MiniWoBTask("choose-date", 20, "pick a day of 2016 in a date picker, paging back month by month, and submit"),
     MiniWoBTask("choose-date-nodelay", 20, "pick a day of 2016 in a date picker, paging back month by month, and submit"),
     MiniWoBTask("use-spinner", 16, "step a spinner to the given number with its arrows and submit"),
+    MiniWoBTask("enter-date", 6, "type a date into a date field and submit"),
+    MiniWoBTask("enter-time", 6, "type a time into a time field and submit"),
 )
 """One record per scripted task here: its step limit (the expert's steps with room to spare) and a line on what the script does."""
