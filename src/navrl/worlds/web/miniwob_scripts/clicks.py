@@ -8,6 +8,7 @@ from typing import Any
 
 from navrl.observation import Observation
 from navrl.worlds.web.miniwob_scripts.common import MiniWoBTask, Script, field, fill, nodes, q, quoted, tap
+from navrl.worlds.web.miniwob_scripts.core import SCRIPTS as _CORE
 
 __all__ = ["SCRIPTS", "TASKS"]
 
@@ -35,16 +36,6 @@ def _s_click_dialog_2(goal: str, obs: Observation, dev: Any = None) -> str:
     """Tap the dialog's button the goal quotes (its "x" is the close button, labelled Close)."""
     want = (quoted(goal) or [""])[0]
     return 'Tap "Close"' if want == "x" else f"Tap {q(want)}"
-
-
-def _s_click_checkboxes(goal: str, obs: Observation, dev: Any = None) -> str:
-    """Tick exactly the named check boxes, then Submit."""
-    m = re.match(r"Select (.*) and click Submit\.?$", goal.strip())
-    want = set() if not m or m.group(1) == "nothing" else {w.strip() for w in m.group(1).split(",")}
-    for n in nodes(obs, "checkbox"):
-        if (n.value == "on") != (n.label in want):
-            return tap(obs, n)
-    return 'Tap "Submit"'
 
 
 _SYNONYMS = (
@@ -148,8 +139,8 @@ SCRIPTS: dict[str, Script] = {
     "click-tab": _s_click_tab,
     "unicode-test": _s_click_quoted_button,
     "click-dialog-2": _s_click_dialog_2,
-    "click-checkboxes-large": _s_click_checkboxes,
-    "click-checkboxes-transfer": _s_click_checkboxes,
+    "click-checkboxes-large": _CORE["click-checkboxes"],
+    "click-checkboxes-transfer": _CORE["click-checkboxes"],
     "click-checkboxes-soft": _s_click_checkboxes_soft,
     "click-collapsible": _s_click_collapsible,
     "click-collapsible-nodelay": _s_click_collapsible,

@@ -32,11 +32,6 @@ def _texts(obs: Observation) -> list[UINode]:
     return [n for n in obs.nodes[1:] if n.role == "text"]
 
 
-def _s_enter_text(goal: str, obs: Observation, dev: Any = None) -> str:
-    """Type the quoted text into the field, then Submit."""
-    return fill(obs, "text field", quoted(goal)[0]) or 'Tap "Submit"'
-
-
 def _s_login_user_popup(goal: str, obs: Observation, dev: Any = None) -> str:
     """login-user, closing the session popup (its Cancel) when focusing a field brings it up."""
     if any(n.label == "Cancel" and n.actions for n in obs.nodes):
@@ -242,7 +237,7 @@ def _s_generate_number(goal: str, obs: Observation, dev: Any = None) -> str:
 
 
 SCRIPTS: dict[str, Script] = {
-    "enter-text-dynamic": _s_enter_text,
+    "enter-text-dynamic": _CORE["enter-text"],
     "login-user-popup": _s_login_user_popup,
     "use-autocomplete-nodelay": _CORE["use-autocomplete"],
     "read-table": _s_read_table,
