@@ -463,3 +463,61 @@ def test_cloned_with_the_memory_row_the_greedy_tap_is_the_day_the_goal_picked_ou
     _without(monkeypatch, "goal_rows", lambda goal, seen: ())
     blind = clone(_planner(), train, steps=120)
     assert hits(blind, test) < len(test) - 2        # 8 of 20 when written
+
+
+# ============================================================== typing what the screen shows
+KEYS = ["Gender", "First name", "Last name", "Language", "Year of Birth", "Country", "Color", "City"]
+
+
+def _table_demos(seed: int, n: int, pol: PointerPlanner) -> list[tuple[str, list[int]]]:
+    """read-table's page with the text field focused: a random table of keys and values (names
+    and numbers: entities), the goal naming one key; the step types the value beside it."""
+    rng = random.Random(seed)
+    out = []
+    for _ in range(n):
+        keys = rng.sample(KEYS, 5)
+        vals = [rng.choice(NAMES) if rng.random() < 0.7 else str(rng.randrange(1900, 2020)) for _ in keys]
+        k = rng.randrange(len(keys))
+        goal = f"Enter the value of {keys[k]} into the text field and press Submit."
+        nodes = [UINode("q", "text", goal, (0, 0, W, 20))]
+        for i, (key, val) in enumerate(zip(keys, vals)):
+            nodes += [UINode(f"k{i}", "text", key, (0, 22 + 12 * i, 60, 32 + 12 * i)),
+                      UINode(f"v{i}", "text", val, (70, 22 + 12 * i, 150, 32 + 12 * i))]
+        nodes += [UINode("f", "textfield", "text field", (0, 90, 150, 104), actions=("tap",), focused=True),
+                  UINode("s", "button", "Submit", (0, 110, 50, 124), actions=("tap",))]
+        p = _prompt(goal, nodes)
+        out.append((p, pol.encode_demo(p, f'Reasoning: r\nStep: Type "{vals[k]}"\nRemaining: r')))
+    return out
+
+
+def _screen_typer(flag: bool) -> PointerPlanner:
+    return PointerPlanner(phone_world_vocabulary(n_tasks=40),
+                          PointerConfig(d_model=32, n_layers=1, n_heads=2, d_ff=64, type_on_screen=flag), seed=0)
+
+
+def test_with_type_on_screen_the_planner_types_the_table_cell_the_goal_asks_for():
+    """Issue #28 (read-table, find-word, copy-paste): with ``type_on_screen`` an on-screen span
+    is typable, and the planner cloned from 160 tables types the value beside the asked key on
+    20 tables it has not seen (17 of 20 from 80); without it no candidate can type the cell: the demonstration has
+    no decision (BC cannot learn it) and a planner never types it."""
+    pol = _screen_typer(True)
+    train, test = _table_demos(0, 160, pol), _table_demos(1, 20, pol)
+    assert all(d is not None for _, d in train + test)
+    clone(pol, train, steps=200)
+    assert hits(pol, test) == len(test)
+    off = _screen_typer(False)
+    assert all(d is None for _, d in _table_demos(0, 40, off))
+
+
+def test_a_long_value_is_one_more_typable_candidate_whole_and_nothing_moves_without_the_flag():
+    text = "Eget rhoncus, pellentesque malesuada non, donec morbi. Nunc id auctor. Eget tortor, pretium neque "
+    nodes = [UINode("q", "text", "Copy the text in the textarea below, paste it into the textbox and press Submit.",
+                    (0, 0, W, 20)),
+             UINode("t", "textfield", "text field", (0, 22, 150, 60), value=text, actions=("tap",), description="textarea"),
+             UINode("f", "textfield", "text field", (0, 62, 150, 76), actions=("tap",), focused=True)]
+    p = _prompt(nodes[0].label, nodes)
+    on, off = _screen_typer(True).state(p), _screen_typer(False).state(p)
+    assert on.cand_text[:len(off.cand_text)] == off.cand_text          # the same candidates first, in order
+    assert on.cand_text[len(off.cand_text):] == (text,)               # then the whole value, verbatim
+    assert on.cand_use[-1, 0] and not off.cand_use[:, 0][off.cand_src == 3].any()
+    assert _screen_typer(True).encode_demo(p, f'Reasoning: r\nStep: Type "{text}"\nRemaining: r') is not None

@@ -61,6 +61,7 @@ class _File(BaseModel):
     phone: str = "iphone"
     methods: list[str] = Field(default_factory=lambda: list(METHODS), min_length=1)
     train: dict = Field(default_factory=dict)
+    pointer: dict = Field(default_factory=dict)
 
 
 @dataclass
@@ -91,6 +92,9 @@ class MiniWoBConfig:
     train: dict = field(default_factory=dict)
     """TrainConfig overrides for the RL runs, by section (``{rollout: {tasks_per_update: 16},
     advantage: {estimator: gigpo}}``) or dotted name (``rollout.max_steps: 12``)."""
+    pointer: dict = field(default_factory=dict)
+    """Overrides of the preset's pointer-planner config (:class:`~navrl.agent.policy.pointer.model.PointerConfig`
+    fields, e.g. ``{type_on_screen: true}``) for every method's planner."""
 
     @staticmethod
     def load(path: str | Path) -> "MiniWoBConfig":
@@ -116,7 +120,22 @@ class MiniWoBConfig:
         except ValueError as e:
             raise ConfigError(str(e)) from None
         self.train_config()
+        self.preset_used()
         return self
+
+    def preset_used(self):
+        """The preset with the ``pointer`` overrides applied."""
+        import dataclasses
+        preset = get_preset(self.preset, {"run.seed": self.seed})
+        if not self.pointer:
+            return preset
+        if preset.pointer is None:
+            raise ConfigError(f"pointer: preset {self.preset!r} has no pointer planner")
+        known = {f.name for f in dataclasses.fields(preset.pointer)}
+        bad = sorted(set(self.pointer) - known)
+        if bad:
+            raise ConfigError(f"pointer: unknown field {bad[0]!r}; choose from {', '.join(sorted(known))}")
+        return dataclasses.replace(preset, pointer=dataclasses.replace(preset.pointer, **self.pointer))
 
     def train_config(self) -> TrainConfig:
         base = get_preset(self.preset, {"run.seed": self.seed}).train
@@ -141,7 +160,7 @@ def run_miniwob(cfg: MiniWoBConfig, out: str | Path, command: str = "", log=prin
     out = Path(out)
     t0 = time.perf_counter()
     prov = provenance(cfg.seed, dict(cfg.__dict__))   # the checkout the run starts from (it may change while it runs)
-    preset = get_preset(cfg.preset, {"run.seed": cfg.seed})
+    preset = cfg.preset_used()
     tcfg = cfg.train_config()
     judges = make_judges("page")
     from navrl.device.pool import PoolConfig

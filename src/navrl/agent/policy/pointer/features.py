@@ -269,6 +269,9 @@ class Vocab:
         self._nodes: BoundedCache[tuple, tuple] = BoundedCache(50_000, evict="all")
         """A node's part of its screen (:func:`_node_row`) keyed by (goal, answer texts, the
         node's prompt row): screens that differ share most of their nodes."""
+        self.type_on_screen = False
+        """On-screen spans can be typed, and a long node value whole (the planner's
+        :attr:`~navrl.agent.policy.pointer.model.PointerConfig.type_on_screen`)."""
 
     @property
     def size(self) -> int:
@@ -372,6 +375,24 @@ def _screen_block(texts: tuple[tuple[str, str], ...]) -> _Cands:
             blocks.append((_span_block(src, s), row))
             row += len(pieces(s)[:MAX_NODE_PIECES])
     return _join_cands(blocks) if blocks else _Cands.of(2, ())
+
+
+@lru_cache(maxsize=20_000)
+def _whole_values_block(texts: tuple[tuple[str, str], ...]) -> _Cands:
+    """A typable candidate of each node value longer than an on-screen span (a text area's
+    whole text, which copy-paste types), verbatim, its reference rows the value's first and
+    last (kept) piece; rows counted as :func:`_screen_block` counts them."""
+    rows, row = [], 0
+    for label, value in texts:
+        row += len(pieces(label)[:MAX_NODE_PIECES])
+        ps = pieces(value)[:MAX_NODE_PIECES]
+        if value and len(spans(ps, MAX_SPAN_SCREEN)) and not any(a == 0 and b == len(ps) - 1
+                                                                 for a, b in spans(ps, MAX_SPAN_SCREEN)):
+            txt = value      # verbatim: what a script that copies it types
+            rows.append((row, row + len(ps) - 1, txt, tuple(_cand_feats(3, txt, ps, 0, len(ps) - 1, quoted=False)),
+                         (True, _answerable(txt), False)))
+        row += len(ps)
+    return _Cands.of(3, tuple(rows))
 
 
 @lru_cache(maxsize=20_000)
@@ -643,7 +664,11 @@ def _screen(goal: str, ans_texts: tuple, app: str, nodes: list, vocab: Vocab) ->
         texts.append((label, value))
     # --- text candidates: on screen, then the goal's and answers', then the fixed answers
     scr_row0 = len(ctx_ids)   # screen-piece rows follow the context rows in the reference table
-    blocks = [(_screen_block(tuple(texts)), scr_row0)]
+    screen = _screen_block(tuple(texts))
+    if vocab.type_on_screen:     # what the page shows can be typed (MiniWoB's read-table, copy-paste)
+        screen = dataclasses.replace(screen, use=np.concatenate([np.ones((len(screen.text), 1), bool),
+                                                                 screen.use[:, 1:]], axis=1))
+    blocks = [(screen, scr_row0)]
     for si, r0, n in ctx_rows:
         seg, s, _ = ctx_src[si]
         blocks.append((_ctx_block(seg, s, n), r0))
@@ -651,6 +676,8 @@ def _screen(goal: str, ans_texts: tuple, app: str, nodes: list, vocab: Vocab) ->
     case = goal_case(goal)
     if case is not None and ctx_rows[0][2]:    # after every other candidate: their indices stay
         blocks.append((_case_block(goal, ctx_rows[0][2], case), ctx_rows[0][1]))
+    if vocab.type_on_screen:                   # after every other candidate too
+        blocks.append((_whole_values_block(tuple(texts)), scr_row0))
     cb = _join_cands(blocks)
     nf = np.asarray(node_feats, np.float32).reshape(-1, NODE_FEATS)
     ordinals = goal_ordinals(goal)

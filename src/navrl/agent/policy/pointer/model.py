@@ -138,6 +138,12 @@ class PointerConfig:
     (a recipient into "To", the first app's fact into the message body), as DOM-Q-NET's type
     action chooses its goal token given the element. Off: the query reads the state token and
     the kind alone."""
+    type_on_screen: bool = False
+    """What the screen shows can be typed: every on-screen span (a node's label or value, up to
+    8 pieces) is a typable candidate, not only an answer, and a node value longer than that is
+    one more candidate whole (a text area's text). MiniWoB++ asks for it (read-table types a
+    table cell, find-word a paragraph's word, copy-paste a text area's text). Off (the phone
+    world's planners): typed text comes from the goal, the answers and the episode memory."""
 
 
 def _spots(lens: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

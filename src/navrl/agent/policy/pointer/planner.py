@@ -84,6 +84,7 @@ class PointerPlanner(Policy):
                  seed: int = 0):
         self.config = config or PointerConfig()
         self.vocab = Vocab(vocabulary)
+        self.vocab.type_on_screen = self.config.type_on_screen
         self.frames: list[str] = list(frames or [])
         self.seed = seed
         self.model = PointerNet(self.config, self.vocab.size, seed=seed)
