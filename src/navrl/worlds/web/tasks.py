@@ -140,8 +140,6 @@ MINIWOB_NOT_RUNNING: dict[str, str] = {
     "book-flight": "no reward in random play (a long form, a date picker, Search, then Book); not shown to run",
     "book-flight-nodelay": "no reward in random play (as book-flight); not shown to run",
     "chase-circle": "real-time: the circle moves on its own",
-    "choose-date-medium": "the same actions end differently on replay (choose-date-easy's date picker, which animates "
-                          "open; the two swap between probe runs)",
     "click-pie": "a reset shows another page: the pie is still growing when the episode starts",
     "drag-items": "no reward in random play: needs a mouse drag (jQuery UI sortable); a touch swipe sends no mouse moves",
     "drag-items-grid": "no reward in random play: needs a mouse drag (as drag-items)",
