@@ -31,6 +31,7 @@ def _s_email_inbox_nl(goal: str, obs: Observation, dev: Any = None) -> str:
     task = f.get("task") or "forward"    # email-inbox-forward-nl's fields name no task
     return core.SCRIPTS["email-inbox"](_EMAIL_GOALS[task].format_map(f), obs, dev)
 
+
 def _s_odd_or_even(goal: str, obs: Observation, dev: Any = None) -> str:
     """Each row's Odd or Even button in turn, then Submit: the last tapped button keeps its focus,
     which says how far the rows are done."""
