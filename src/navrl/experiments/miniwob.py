@@ -129,8 +129,6 @@ class MiniWoBConfig:
         preset = get_preset(self.preset, {"run.seed": self.seed})
         if not self.pointer:
             return preset
-        if preset.pointer is None:
-            raise ConfigError(f"pointer: preset {self.preset!r} has no pointer planner")
         known = {f.name for f in dataclasses.fields(preset.pointer)}
         bad = sorted(set(self.pointer) - known)
         if bad:

@@ -386,8 +386,8 @@ def _whole_values_block(texts: tuple[tuple[str, str], ...]) -> _Cands:
     for label, value in texts:
         row += len(pieces(label)[:MAX_NODE_PIECES])
         ps = pieces(value)[:MAX_NODE_PIECES]
-        if value and len(spans(ps, MAX_SPAN_SCREEN)) and not any(a == 0 and b == len(ps) - 1
-                                                                 for a, b in spans(ps, MAX_SPAN_SCREEN)):
+        sp = spans(ps, MAX_SPAN_SCREEN) if value else []
+        if sp and (0, len(ps) - 1) not in sp:          # no span covers the whole value
             txt = value      # verbatim: what a script that copies it types
             rows.append((row, row + len(ps) - 1, txt, tuple(_cand_feats(3, txt, ps, 0, len(ps) - 1, quoted=False)),
                          (True, _answerable(txt), False)))
