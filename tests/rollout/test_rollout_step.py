@@ -13,6 +13,7 @@ from navrl.agent.grounders.base import GroundingError
 from navrl.agent.planner import Planner, PlannerOutput
 from navrl.worlds.phone.env import PhoneWorldEnv
 from navrl.imaging import phash64
+from navrl.judge.rewards import DEFAULT_REWARDS
 from navrl.worlds.phone.judges import OracleJudge
 from navrl.rollout.runner import EpisodeRunner, RunnerConfig
 from navrl.worlds.phone.expert import Memory, expert_step
@@ -20,6 +21,7 @@ from navrl.worlds.phone.suites import suite_tasks
 from navrl.tasks.user import ProfileUser
 
 JUDGE = OracleJudge()
+JUDGE_REWARDS = DEFAULT_REWARDS
 DETOURS = ['Tap "Nothing here"', "Swipe up", "Go home", "Ask user: what is it?", 'Type "x"']
 
 
@@ -133,3 +135,46 @@ def test_a_run_paces_the_garbage_collector_and_restores_it():
         assert gc.get_threshold() == before
         assert set(planner.seen) == ({before[0]} if gen0 is None else {max(before[0], gen0)})
     assert out[None] == out[100_000]
+
+
+def test_a_world_that_ends_itself_and_takes_only_its_step_kinds() -> None:
+    """A task with ``step_kinds`` and ``ended`` (navrl.tasks.task): a step of another kind acts on
+    nothing (ungrounded, failed, the screen unchanged), and the step after which the world reports
+    the episode over ends it (``done``), judged on its merits by the terminal judge."""
+    import dataclasses
+    from navrl.worlds.phone.task import TaskSpec
+
+    @dataclasses.dataclass(frozen=True)
+    class EndsInApp(TaskSpec):
+        end_app: str = ""
+        step_kinds: tuple[str, ...] | None = ("tap", "swipe")
+
+        def ended(self, obs) -> bool:
+            return obs.app == self.end_app
+
+    grounder = AccessibilityGrounder()
+    for base in suite_tasks("test-ios", 20):      # the first task whose expert starts with a tap
+        world = base.make_device()
+        first = expert_step(base, world, Memory()).step
+        if first.startswith("Tap"):
+            break
+    home = world.observe()
+    world.act(grounder.ground(first, home))
+    app = world.observe().app
+    assert app and app != home.app
+    task = EndsInApp(**{f.name: getattr(base, f.name) for f in dataclasses.fields(base)}, end_app=app)
+    (tr,) = EpisodeRunner(Scripted({task.id: ['Type "x"', "Go home", first, "Swipe up"]}), grounder,
+                          JUDGE, JUDGE, JUDGE).run([task])
+    assert [s.kind for s in tr.steps] == ["ungrounded", "ungrounded", "device"]
+    assert "takes no type steps (it takes swipe, tap)" in tr.steps[0].judge_reason
+    assert "takes no home steps" in tr.steps[1].judge_reason
+    assert tr.steps[0].screen_hash == tr.steps[1].screen_hash == tr.steps[2].screen_hash   # nothing acted
+    assert tr.steps[0].verdict == "fail" and tr.steps[2].verdict == "success"
+    # the world ended it one step into a longer task: judged, not done -> as a budget run-out
+    assert tr.end == "done" and tr.terminal_verdict == "fail" and not tr.success
+    assert tr.terminal_reward == JUDGE_REWARDS.ended_fail == JUDGE_REWARDS.budget_exhausted
+    # the Gymnasium env reports the world's end as terminated
+    env = PhoneWorldEnv(task=task)
+    env.reset(seed=0)
+    _, _, term, trunc, info = env.step(first)
+    assert (term, trunc, info["end"]) == (True, False, "done")

@@ -143,7 +143,7 @@ class AuditJudge(StepJudge, AskJudge, TerminalJudge):
             return ref
         shots = list(ctx.last_screens)
         self._ask("terminal", lambda: self.audited[2].judge_terminal(ctx), ref, ctx.task, len(ctx.history),
-                  declared=ctx.end is EndReason.COMPLETE, step=ctx.answer or "",
+                  declared=ctx.end.finished, step=ctx.answer or "",
                   screens=lambda: (shots[-2] if len(shots) > 1 else None, shots[-1] if shots else None))
         return ref
 

@@ -176,7 +176,7 @@ def run_miniwob(cfg: MiniWoBConfig, out: str | Path, command: str = "", log=prin
         scripted = [t for t in cfg.tasks if t in (miniwob.expert_names() or ())]
         bc = build_policy(preset, cfg.seed)
         demos: list = []
-        if scripted:
+        if scripted and {"bc", "bc_rl"} & set(cfg.methods):     # RL only needs no demonstrations
             demo_tasks = miniwob.tasks(len(scripted) * cfg.bc_episodes_per_task, cfg.seed + 1,
                                        SuiteOptions(names=tuple(scripted), phone=cfg.phone))
             log(f"BC: {len(demo_tasks)} scripted episodes of {len(scripted)} tasks")
@@ -260,8 +260,10 @@ def write_outputs(cfg: MiniWoBConfig, rows: list[dict], outcomes: dict, meta: di
         w.writerows(rows)
     atomic_write_text(out / "results.csv", buf.getvalue())
     comps = _comparisons(cfg, outcomes)
-    atomic_write_text(out / "results.json", json.dumps({**meta, "rows": rows, "comparisons": comps}, indent=2,
-                                                       default=str))
+    # every evaluation instance's outcome, so another run on the same instances compares paired
+    per_instance = {m: {t: v for (m2, t), v in outcomes.items() if m2 == m} for m in cfg.methods}
+    atomic_write_text(out / "results.json", json.dumps({**meta, "rows": rows, "comparisons": comps,
+                                                        "outcomes": per_instance}, indent=2, default=str))
     anchors = load_anchors()
     atomic_write_text(out / "anchors.csv", anchors_csv(cfg.tasks, anchors))
     atomic_write_text(out / "results.md", results_markdown(cfg, rows, comps, meta, anchors))

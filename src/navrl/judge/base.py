@@ -87,11 +87,12 @@ class TerminalJudge(abc.ABC):
 
 
 def undeclared_end(ctx: TerminalContext) -> Judgement | None:
-    """Fail, without looking, an episode the agent did not end by declaring completion
-    (invalid, out of steps, or stopped: docs/design.md §4a); None when it did declare it."""
+    """Fail, without looking, an episode that neither the agent ended by declaring completion
+    nor its world ended (invalid, out of steps, or stopped: docs/design.md §4a); None when it
+    did end so (:attr:`EndReason.finished`)."""
     if ctx.end is EndReason.INVALID:
         return Judgement(TerminalVerdict.FAIL, "invalid episode")
-    if ctx.end is not EndReason.COMPLETE:
+    if not ctx.end.finished:
         return Judgement(TerminalVerdict.FAIL, "step budget exhausted" if ctx.end is EndReason.BUDGET
                          else "the agent never declared completion")
     return None

@@ -284,7 +284,7 @@ class NoisyJudge(StepJudge, AskJudge, TerminalJudge):
 
     def judge_terminal(self, ctx: TerminalContext) -> Judgement:
         j = self.base_terminal.judge_terminal(ctx)
-        if ctx.end is not EndReason.COMPLETE:   # fail without a look, for every judge
+        if not ctx.end.finished:   # fail without a look, for every judge
             return j
         last = ui_hash(ctx.last_screens[-1]) if ctx.last_screens else ""
         return self._corrupt("terminal", j, j.verdict.value, ctx.task.id, len(ctx.history), last, ctx.answer or "")

@@ -42,6 +42,11 @@ class RewardConfig:
     """Terminal: the step budget ran out."""
     false_complete: float = -1.0
     """Terminal: completion claimed but the task is not done."""
+    ended_fail: float = -0.75
+    """Terminal: the world ended the episode and the task is not done (a MiniWoB++ page's -1 after
+    a wrong submit). As running out of steps, never less: a world that ends itself on a wrong try
+    would otherwise teach the agent to stall until its budget runs out rather than try (measured:
+    RL only on MiniWoB++ with -1 here looped on a harmless tap on click-button, 72% -> 6%)."""
     other_failure: float = 0.0
     """Terminal: any other failure."""
     discount_dense: bool = True
@@ -61,14 +66,17 @@ class RewardConfig:
     def terminal(self, v: TerminalVerdict, end: EndReason) -> float:
         if end is EndReason.INVALID:
             return 0.0
-        if v is not TerminalVerdict.FAIL and end is not EndReason.COMPLETE:
-            raise ValueError(f"terminal verdict {v.value} needs a declared completion, not {end.value}")
+        if v is not TerminalVerdict.FAIL and not end.finished:
+            raise ValueError(f"terminal verdict {v.value} needs a declared completion or the world's end, "
+                             f"not {end.value}")
         if v is TerminalVerdict.SUCCESS:
             return self.done_complete
         if v is TerminalVerdict.BLOCKED_COMPLETE:
             return self.blocked_complete
         if end is EndReason.BUDGET:
             return self.budget_exhausted
+        if end is EndReason.DONE:
+            return self.ended_fail
         if end is EndReason.COMPLETE:
             return self.false_complete
         return self.other_failure
@@ -78,7 +86,7 @@ DEFAULT_REWARDS = RewardConfig()
 
 CAUTIONARY_REWARDS = RewardConfig(step_success=1.0, step_fail=0.0, step_overcomplete=0.0, ask_justified=1.0,
                                   ask_unjustified=0.0, unparseable=0.0, done_complete=10.0, blocked_complete=0.0,
-                                  budget_exhausted=0.0, false_complete=0.0, other_failure=0.0,
+                                  budget_exhausted=0.0, false_complete=0.0, ended_fail=0.0, other_failure=0.0,
                                   discount_dense=False)
 """The paper's cautionary GRPO reward: +1 per good step, +10 for a finish, nothing
 negative, no discount. It taught the agent to prolong episodes."""

@@ -24,5 +24,13 @@ class TerminalVerdict(str, enum.Enum):
 class EndReason(str, enum.Enum):
     """How an episode ended; with the terminal verdict it picks the terminal reward."""
     COMPLETE = "complete"            # the agent declared completion
+    DONE = "done"                    # the task's world reported the task over (a MiniWoB++ page's done)
     BUDGET = "budget"                # step budget exhausted
     INVALID = "invalid"              # infrastructure failure: masked, no reward
+
+    @property
+    def finished(self) -> bool:
+        """True for the ends a terminal judge judges on their merits: a declared completion, or
+        the world's own end (Gymnasium's ``terminated``); False for running out of steps and
+        for infrastructure failure."""
+        return self is EndReason.COMPLETE or self is EndReason.DONE

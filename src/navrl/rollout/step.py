@@ -1,7 +1,8 @@
 """One step of one episode (docs/design.md §1): parse the plan, ground it, act, judge, reward.
 
 :class:`Stepper` holds the rules of a step: the unparseable charge, grounding, the ask-user
-branch (simulated user, ask judge, memory), the complete branch, the step judge with the
+branch (simulated user, ask judge, memory), the complete branch, the task world's action
+space and its own end (``step_kinds``, ``ended``: navrl.tasks.task), the step judge with the
 reward table, the step budget and the terminal judgement. The batched
 :class:`~navrl.rollout.runner.EpisodeRunner` and the Gymnasium env both step through it, so
 an episode scores the same in either.
@@ -30,6 +31,7 @@ from navrl.observation import Observation, ui_hash  # noqa: F401
 from navrl.planning import PlannerOutput
 from navrl.rollout.episode import Episode
 from navrl.rollout.records import Step
+from navrl.tasks.task import step_kinds_of, world_ended
 from navrl.tasks.user import ProfileUser
 
 
@@ -106,6 +108,13 @@ class Stepper:
             notes.grounding_error = str(e)
             st.judge_reason = f"grounding failed: {e}"
         tm["grounder"] += time.perf_counter() - t0
+        kinds = step_kinds_of(task)
+        if action is not None and kinds is not None and action.kind.value not in kinds:
+            # outside the world's action space: nothing happens, as for a step that does not ground
+            notes.grounding_error = (f"this task's world takes no {action.kind.value} steps "
+                                     f"(it takes {', '.join(sorted(kinds))})")
+            st.judge_reason = notes.grounding_error
+            action = None
         before_snap = ep.snap
         if action is not None and action.kind is ActionKind.COMPLETE:
             st.kind, st.action = "complete", action.to_text()
@@ -148,6 +157,10 @@ class Stepper:
             st.reward += self.rewards.regress(left[1] - left[0])
         ep.history.append(PastStep(plan.step, st.action, shash, st.verdict, left))
         ep.obs = after
+        if action is not None and world_ended(task, after):
+            ep.screens = (ep.screens + [after])[-3:]   # the terminal judge reads the screen that ended it
+            self.finish(ep, EndReason.DONE)      # the world's own end (a MiniWoB++ page's done)
+            return notes
         self._maybe_budget(ep, budget)
         return notes
 

@@ -5,7 +5,11 @@ Rollout, judges, the trainer and the CLI see tasks only through :class:`Task`: a
 it runs on (``skin``: ``ios``, ``android``, ``web`` ...), its budget (``max_steps``), a
 fresh device set up for it (``make_device``), and — optional — an expert that knows the
 next step (``expert_step``) and the hidden facts a simulated user answers from
-(``profile``). The phone world's :class:`navrl.worlds.phone.task.TaskSpec` and the web
+(``profile``). Two optional members describe a world that differs from a phone's
+(:func:`step_kinds_of`, :func:`world_ended`): ``step_kinds``, the step kinds its world acts
+on (its action space; a MiniWoB++ page takes taps, typing and swipes), and ``ended(obs)``,
+true once the world itself reports the episode over (Gymnasium's ``terminated``; a MiniWoB++
+page's done), so no declared completion is needed there. The phone world's :class:`navrl.worlds.phone.task.TaskSpec` and the web
 world's :class:`navrl.worlds.web.tasks.WebTaskSpec` are the two built-in implementations.
 """
 from __future__ import annotations
@@ -13,7 +17,7 @@ from __future__ import annotations
 import enum
 from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["Family", "NoExpert", "Task", "TaskError", "answers_match"]
+__all__ = ["Family", "NoExpert", "STEP_KINDS", "Task", "TaskError", "answers_match", "step_kinds_of", "world_ended"]
 
 
 class Family(str, enum.Enum):
@@ -75,6 +79,30 @@ class Task(Protocol):
     def to_dict(self) -> dict:
         """A JSON-able record of the task (run metadata, trajectories)."""
         ...
+
+
+STEP_KINDS = ("tap", "long_press", "swipe", "type", "home", "ask_user", "complete")
+"""Every step kind (the action kinds of docs/design.md §2): what ``step_kinds`` chooses from."""
+
+
+def step_kinds_of(task: Any) -> frozenset[str] | None:
+    """The step kinds ``task``'s world acts on (its optional ``step_kinds``), or None: all of
+    :data:`STEP_KINDS`. Raises TaskError for a kind that is none of them."""
+    kinds = getattr(task, "step_kinds", None)
+    if kinds is None:
+        return None
+    out = frozenset(kinds)
+    bad = sorted(out - set(STEP_KINDS))
+    if bad:
+        raise TaskError(f"{getattr(task, 'id', task)}: unknown step kinds {bad}; choose from {list(STEP_KINDS)}")
+    return out
+
+
+def world_ended(task: Any, obs: Any) -> bool:
+    """True when ``task``'s world reports the episode over on ``obs`` (its optional
+    ``ended(obs)``); False for worlds that wait for the agent to declare completion."""
+    ended = getattr(task, "ended", None)
+    return bool(ended(obs)) if ended is not None else False
 
 
 def answers_match(expected: str | None, given: str | None) -> bool:

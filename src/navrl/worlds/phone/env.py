@@ -119,7 +119,7 @@ class PhoneWorldEnv(gym.Env):
             return self._obs(), st.reward, False, False, info
         tr = ep.traj
         info.update(terminal_verdict=tr.terminal_verdict, success=tr.success, end=tr.end)
-        return (self._obs(), st.reward + tr.terminal_reward, tr.end == EndReason.COMPLETE.value,
+        return (self._obs(), st.reward + tr.terminal_reward, EndReason(tr.end).finished,
                 tr.end == EndReason.BUDGET.value, info)
 
     @property

@@ -181,7 +181,7 @@ class OracleJudge(StepJudge, AskJudge, TerminalJudge):
             return Judgement(TerminalVerdict.FAIL, "invalid episode")
         if ctx.device_final is None:
             raise ValueError("the oracle judge needs the final device snapshot")
-        if ctx.end is EndReason.COMPLETE:
+        if ctx.end.finished:
             task = ctx.task
             f = self.facts(task, ctx.device_final)
             if f is not None:   # the facts the world shipped with its snapshot

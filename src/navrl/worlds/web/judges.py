@@ -6,8 +6,8 @@ MiniWoB++ pages report ``done`` and a raw reward (their ``WOB_*`` globals); a us
 JavaScript check reports ``success``. Once a page reports ``done`` the device keeps that
 result for the rest of the episode, so nothing the agent does afterwards changes it.
 
-- :class:`PageTerminalJudge`: ``success`` when the agent declared completion and the page
-  agrees (raw reward > 0, or the success check holds); otherwise ``fail``.
+- :class:`PageTerminalJudge`: ``success`` when the agent declared completion (or the page
+  ended the episode: a MiniWoB++ task ``ends_on_done``) and the page agrees (raw reward > 0, or the success check holds); otherwise ``fail``.
 - :class:`PageStepJudge`: a sparse oracle step judge: ``overcomplete`` for any step taken
   after the page already reported the task done, ``success`` for the step that finishes
   it, ``fail`` otherwise. For dense rewards wrap an LLM step judge in
@@ -23,7 +23,7 @@ import re
 
 from navrl.judge.base import (AskJudge, JudgeUnavailable, Judgement, StepContext, StepJudge, TerminalContext,
                               TerminalJudge, undeclared_end)
-from navrl.judge.verdicts import AskVerdict, StepVerdict, TerminalVerdict
+from navrl.judge.verdicts import AskVerdict, EndReason, StepVerdict, TerminalVerdict
 from navrl.observation import Observation
 from navrl.tasks.user import UNKNOWN, ProfileUser
 
@@ -81,9 +81,10 @@ class PageTerminalJudge(TerminalJudge):
                                    "in transport)")
         ok, why = res
         info = {"page": dict(_page(last) or {})}
+        ended = "the page ended the episode" if ctx.end is EndReason.DONE else None
         if ok:
-            return Judgement(TerminalVerdict.SUCCESS, f"declared complete and {why}", info)
-        return Judgement(TerminalVerdict.FAIL, f"completion claimed but {why}", info)
+            return Judgement(TerminalVerdict.SUCCESS, f"{ended or 'declared complete'} and {why}", info)
+        return Judgement(TerminalVerdict.FAIL, f"{ended or 'completion claimed'} but {why}", info)
 
 
 class PageStepJudge(StepJudge):

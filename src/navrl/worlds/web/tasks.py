@@ -63,6 +63,11 @@ class WebTaskSpec:
     phone: str = "iphone"
     judge: str = "reward"
     description: str = ""
+    ends_on_done: bool = False
+    """The episode ends when the page reports ``done`` (MiniWoB++: every published agent's episode
+    ends there); False: it ends when the agent declares completion, as on a phone."""
+    step_kinds: tuple[str, ...] | None = None
+    """The step kinds the page acts on (navrl.tasks.task.step_kinds_of); None: all."""
 
     skin = "web"
     layout = "web"
@@ -76,6 +81,10 @@ class WebTaskSpec:
     @property
     def apps(self) -> tuple[str, ...]:
         return (self.app.name,)
+
+    def ended(self, obs: Any) -> bool:
+        """True once the page reports the task done, for a task that ``ends_on_done``."""
+        return self.ends_on_done and bool((getattr(obs, "page", None) or {}).get("done"))
 
     def web_snapshot(self) -> WebSnapshot:
         """The start of this task's episode (what a browser pool restores)."""
@@ -98,7 +107,9 @@ class WebTaskSpec:
     def to_dict(self) -> dict:
         return {"id": self.id, "template": self.template, "seed": self.seed, "suite": self.suite, "skin": self.skin,
                 "layout": self.layout, "goal": self.goal, "apps": list(self.apps), "family": self.family.value,
-                "max_steps": self.max_steps, "phone": self.phone, "judge": self.judge}
+                "max_steps": self.max_steps, "phone": self.phone, "judge": self.judge,
+                "ends_on_done": self.ends_on_done,
+                "step_kinds": None if self.step_kinds is None else list(self.step_kinds)}
 
 
 # ====================================================================== MiniWoB++
@@ -280,13 +291,21 @@ def miniwob_app(name: str) -> WebApp:
                   reset_in_place=True, reload_every=0, mobile_viewport=True, settle_timer_ms=1000, settle_max_ms=2000)
 
 
+MINIWOB_STEP_KINDS = ("tap", "type", "swipe")
+"""MiniWoB++'s action space in navrl's step kinds: no task asks for a long press, going home,
+asking a user or declaring completion (the page ends the episode itself). DOM-Q-NET and
+CC-Net act with clicks, typing (and CC-Net's scrolls and drags) alike."""
+
+
 def miniwob_task(name: str, seed: int, phone: str = "iphone", suite: str = "miniwob",
                  max_steps: int | None = None) -> WebTaskSpec:
+    """Instance ``seed`` of MiniWoB++ task ``name``: its episode ends when the page reports done,
+    and the page acts on taps, typing and swipes only (:data:`MINIWOB_STEP_KINDS`)."""
     t = MINIWOB_TASKS.get(name)
     steps = max_steps or (t.max_steps if t else 15)
     return WebTaskSpec(id=f"{suite}:{name}:{phone}:{seed}", suite=suite, template=name, seed=seed,
                        app=miniwob_app(name), instruction=None, max_steps=steps, phone=phone, judge="reward",
-                       description=t.description if t else "")
+                       description=t.description if t else "", ends_on_done=True, step_kinds=MINIWOB_STEP_KINDS)
 
 
 def miniwob_tasks(n: int | None = None, seed: int = 0, names: list[str] | None = None,

@@ -28,6 +28,7 @@ from navrl.agent.policy.pointer.text import (Piece, STOPWORDS, phrase_in, alignm
 from navrl.agent.steps import ordinal
 from navrl.lru import BoundedCache
 from navrl.observation import UINode
+from navrl.tasks.task import step_kinds_of
 
 KINDS = ("tap", "long_press", "type", "swipe_up", "swipe_down", "swipe_left", "swipe_right", "home", "ask",
          "complete", "answer")
@@ -35,8 +36,23 @@ K = len(KINDS)
 KIND_ID = {k: i for i, k in enumerate(KINDS)}
 NODE_KINDS = {"tap": "tap", "long_press": "long_press", "swipe_left": "swipe", "swipe_right": "swipe"}
 """Kinds that point at a node, and the action the node must accept."""
+STEP_KIND_DECISIONS = {"tap": ("tap",), "long_press": ("long_press",), "type": ("type",),
+                       "swipe": ("swipe_up", "swipe_down", "swipe_left", "swipe_right"), "home": ("home",),
+                       "ask_user": ("ask",), "complete": ("complete", "answer")}
+"""The planner's kinds that write each step kind (navrl.tasks.task.STEP_KINDS)."""
 TEXT_KINDS = ("type", "answer", "ask")
 """Kinds that point at a text candidate (typed text, answer, the subject of a question)."""
+
+@lru_cache(maxsize=64)
+def step_kinds_mask(kinds: tuple[str, ...]) -> np.ndarray:
+    """[K] bool: the planner's kinds that write one of the step kinds ``kinds`` (read-only)."""
+    m = np.zeros(K, bool)
+    for k in kinds:
+        for d in STEP_KIND_DECISIONS.get(k, ()):
+            m[KIND_ID[d]] = True
+    m.flags.writeable = False
+    return m
+
 
 ROLES = ("other", "button", "text", "textfield", "cell", "tab", "header", "icon", "switch", "dialog", "image",
          "link", "checkbox", "radio", "slider", "combobox", "option", "listbox", "menuitem", "menu", "title")
@@ -121,6 +137,7 @@ class PromptParts:
     seen: list
     nodes_json: str
     apps: list = field(default_factory=list)
+    kinds: list = field(default_factory=list)   # the task's step kinds; empty: all (navrl.tasks.task.step_kinds_of)
 
 
 _JSON = json.JSONEncoder(separators=(",", ":"))
@@ -137,13 +154,17 @@ def context_parts(ctx, max_hist: int = MAX_HIST) -> tuple[str, PromptParts]:
     used = list(getattr(ctx, "apps", ()) or ())
     if used:      # written only when there are some: a single-app prompt is unchanged
         head["u"] = used
+    allowed = step_kinds_of(ctx.task)
+    kinds = sorted(allowed) if allowed is not None else []
+    if kinds:     # written only for a world with an action space of its own (MiniWoB++)
+        head["k"] = kinds
     seen = list(getattr(ctx, "seen", ()) or ())
     # json.dumps of the whole dict, its node list's JSON spliced in (dicts keep their order)
     s = _JSON.encode(head)[:-1] + ',"n":' + nj
     if seen:
         s += ',"m":' + _JSON.encode(seen)
     s += "}"
-    return s, PromptParts(head["g"], answers, hist, head["app"], head["t"], nodes, seen, nj, used)
+    return s, PromptParts(head["g"], answers, hist, head["app"], head["t"], nodes, seen, nj, used, kinds)
 
 
 def context_prompt(ctx, max_hist: int = MAX_HIST) -> str:
@@ -463,10 +484,11 @@ def encode(prompt: str, vocab: Vocab) -> Encoded:
         app, t = str(d.get("app", "")), int(d.get("t", 0))
         seen = d.get("m", ())
         used = tuple(map(str, d.get("u", ())))
+        kinds = tuple(map(str, d.get("k", ())))
         nj = _nodes_text(prompt, d)
     except (ValueError, KeyError, TypeError) as e:
         raise PointerInputError(f"not a pointer-planner prompt ({type(e).__name__})") from None
-    return _encode(goal, answers, hist, app, t, nodes, seen, nj, vocab, used)
+    return _encode(goal, answers, hist, app, t, nodes, seen, nj, vocab, used, kinds)
 
 
 def _nodes_text(prompt: str, d: dict) -> str:
@@ -490,7 +512,7 @@ def _nodes_text(prompt: str, d: dict) -> str:
 def encode_parts(parts: PromptParts, vocab: Vocab) -> Encoded:
     """:func:`encode` of the prompt that :func:`context_parts` built with ``parts``."""
     return _encode(str(parts.goal), parts.answers, parts.hist, str(parts.app), int(parts.t), parts.nodes, parts.seen,
-                   parts.nodes_json, vocab, tuple(map(str, parts.apps)))
+                   parts.nodes_json, vocab, tuple(map(str, parts.apps)), tuple(map(str, parts.kinds)))
 
 
 @dataclass
@@ -721,7 +743,7 @@ def _node_row(role, label: str, value: str, enabled, focused, acts, b, goal: str
 
 
 def _encode(goal: str, answers, hist, app: str, t: int, nodes, seen, nodes_json: str, vocab: Vocab,
-            used: tuple[str, ...] = ()) -> Encoded:
+            used: tuple[str, ...] = (), kinds: tuple[str, ...] = ()) -> Encoded:
     # episode memory (texts of the earlier apps' last screens) joins the answers: facts the
     # episode has learnt that the goal does not state; only texts with an entity or a number
     ans_texts = tuple([str(a) for _, a in answers]) + (vocab.facts(tuple(seen)) if seen else ())
@@ -787,10 +809,15 @@ def _encode(goal: str, answers, hist, app: str, t: int, nodes, seen, nodes_json:
     glob = np.array((min(t, 30) / 30.0, float(sc.has_focus), float(bool(answers)), float(not app),
                      min(sc.n_all, 96) / 96.0), np.float32)
     cb = sc.cands
+    kind_mask = sc.kind_mask
+    if kinds:     # the world's action space: its other kinds are no legal decision
+        kind_mask = sc.kind_mask & step_kinds_mask(kinds)
+        if not kind_mask.any():   # nothing of the world's kinds acts on this screen: as without
+            kind_mask = sc.kind_mask
     return Encoded(goal, sc.ctx_ids, sc.ctx_seg, sc.ctx_pos, sc.ctx_feats, tuple(hist_kind), tuple(words),
                    tuple(n_words), tuple(hist_feats), glob, sc.node_role, res[0], sc.node_label_n, res[1],
                    sc.node_value_n, node_feats, sc.node_labels,
-                   sc.node_accept, sc.match_ctx, match_hist, res[2], sc.scr_node, sc.scr_pos, sc.kind_mask, cb.text,
+                   sc.node_accept, sc.match_ctx, match_hist, res[2], sc.scr_node, sc.scr_pos, kind_mask, cb.text,
                    cb.src, cb.a, cb.b, cb.feats, cb.use)
 
 
