@@ -32,7 +32,12 @@ def test_quick_miniwob_experiment_writes_a_paired_table(tmp_path, capsys):
     md = (out / "results.md").read_text()
     assert "| click-test |" in md and "**mean**" in md and "environment steps/s" in md
     assert all(tp["browser_cpu_s"] > 0 and tp["learner_cpu_s"] > 0 for tp in res["throughput"].values())
-    assert "core-s" in md and "screen `160x210@1`" in md
+    assert "core-s" in md and "screen `160x210@1`" in md and "- judges `page`; RL overrides {" in md
+    # every evaluation instance's outcome is kept: another run on the same instances compares paired
+    assert {m: sorted(res["outcomes"][m]) for m in res["outcomes"]} == {m: ["click-test", "focus-text"]
+                                                                       for m in ("bc", "bc_rl", "rl")}
+    assert all(len(v) + int(r["masked"]) == 2 for m in res["outcomes"] for t, v in res["outcomes"][m].items()
+               for r in rows if (r["method"], r["task"]) == (m, t))
     assert (out / "curves.png").read_bytes()[:4] == b"\x89PNG"
     for m in ("bc_rl", "rl"):
         ups = [json.loads(x) for x in (out / m / "metrics.jsonl").read_text().splitlines()]
@@ -44,6 +49,7 @@ def test_quick_miniwob_experiment_writes_a_paired_table(tmp_path, capsys):
     ("tasks: [no-such-page]\n", "no-such-page"),
     ("tasks: [click-test]\nphone: nokia\n", "phone 'nokia'"),
     ("tasks: [click-test]\ntrain: {no_such_field: 1}\n", "train"),
+    ("tasks: [click-test]\njudge: oracle\n", "judge must be one of page, page-fields, got 'oracle'"),
 ])
 def test_config_errors_are_one_line(tmp_path, yaml_text, says):
     p = tmp_path / "c.yaml"

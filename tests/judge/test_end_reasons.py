@@ -36,3 +36,16 @@ def test_only_unfinished_ends_fail_without_a_look():
     assert undeclared_end(ctx(EndReason.COMPLETE)) is None and undeclared_end(ctx(EndReason.DONE)) is None
     assert undeclared_end(ctx(EndReason.BUDGET)).reason == "step budget exhausted"
     assert undeclared_end(ctx(EndReason.INVALID)).verdict is TerminalVerdict.FAIL
+
+
+def test_goal_values_are_the_quoted_texts_and_fields_holding_them_are_counted():
+    from navrl.observation import Observation, UINode
+    from navrl.worlds.web.judges import fields_holding_goal_values, goal_values
+    goal = 'Enter the username "Riley" and the password "Vw-dB7" into the text fields and press "login".'
+    assert goal_values(goal) == {"riley", "vw db7", "login"} and goal_values("Click the button.") == frozenset()
+    nodes = (UINode("1", "textfield", "Username", (0, 0, 10, 10), value="riley"),
+             UINode("2", "textfield", "Password", (0, 10, 10, 20), value="Vw-dB7x"),
+             UINode("3", "button", "login", (0, 20, 10, 30), value="login"))
+    obs = Observation(nodes, "web", (160, 210), "web")
+    assert fields_holding_goal_values(goal, obs) == 1          # a button's text is no field's value
+    assert fields_holding_goal_values(goal, None) == 0 == fields_holding_goal_values("Click it.", obs)

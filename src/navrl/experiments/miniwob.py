@@ -37,6 +37,8 @@ from navrl.rl.trainer import Trainer
 from navrl.tasks.registry import SuiteOptions, get_suite
 
 METHODS = ("bc", "bc_rl", "rl")
+JUDGES = ("page", "page-fields")
+"""The judge sets a MiniWoB++ experiment may use (both end on the page's own reward)."""
 LABELS = {"bc": "BC only", "bc_rl": "BC + RL", "rl": "RL only"}
 ANCHORS = Path(__file__).resolve().parent / "configs" / "miniwob_anchors.csv"
 ANCHOR_COLUMNS = (("wge", "WGE"), ("domqnet", "DOM-Q-NET"), ("qweb", "QWeb"), ("ccnet_bc", "CC-Net BC"),
@@ -59,6 +61,7 @@ class _File(BaseModel):
     pages: int = Field(8, ge=1)
     spare_pages: int = Field(16, ge=0)
     phone: str = "iphone"
+    judge: str = "page"
     methods: list[str] = Field(default_factory=lambda: list(METHODS), min_length=1)
     train: dict = Field(default_factory=dict)
     pointer: dict = Field(default_factory=dict)
@@ -88,6 +91,11 @@ class MiniWoBConfig:
     phone: str = "iphone"
     """The screen every method sees (:data:`navrl.device.browser.PHONES` name or a bare
     ``WxH@scale`` screen: ``160x210@1`` is MiniWoB's own frame, as the anchors used)."""
+    judge: str = "page"
+    """The judges of every method's rollouts and evaluations: ``page`` (the page's reward; steps
+    judged sparsely) or ``page-fields`` (dense: a step that puts a value the goal quotes into a
+    text field succeeds, QWeb's potential; navrl.worlds.web.judges.FieldsStepJudge). The
+    terminal verdict, and so every success rate, is the page's either way."""
     methods: list[str] = field(default_factory=lambda: list(METHODS))
     train: dict = field(default_factory=dict)
     """TrainConfig overrides for the RL runs, by section (``{rollout: {tasks_per_update: 16},
@@ -109,6 +117,8 @@ class MiniWoBConfig:
         bad = [m for m in self.methods if m not in METHODS]
         if bad:
             raise ConfigError(f"unknown method {bad[0]!r}; choose from {', '.join(METHODS)}")
+        if self.judge not in JUDGES:
+            raise ConfigError(f"judge must be one of {', '.join(JUDGES)}, got {self.judge!r}")
         try:
             self.tasks = list(get_suite("miniwob").task_names(tuple(self.tasks)))   # groups expanded
             _miniwob_source(self.tasks, self.phone)
@@ -160,7 +170,7 @@ def run_miniwob(cfg: MiniWoBConfig, out: str | Path, command: str = "", log=prin
     prov = provenance(cfg.seed, dict(cfg.__dict__))   # the checkout the run starts from (it may change while it runs)
     preset = cfg.preset_used()
     tcfg = cfg.train_config()
-    judges = make_judges("page")
+    judges = make_judges(cfg.judge)
     from navrl.device.pool import PoolConfig
     farm = make_device_factory(None, devices=cfg.pages,   # more rollouts than pages queue (the runner rolls them over)
                                pool=PoolConfig(spare=cfg.spare_pages),
@@ -314,7 +324,9 @@ def results_markdown(cfg: MiniWoBConfig, rows: list[dict], comps: list[dict], me
              f"- preset `{cfg.preset}`, seed {cfg.seed}, {len(cfg.tasks)} tasks, one multi-task policy; BC from "
              f"{cfg.bc_episodes_per_task} scripted episodes per scripted task; {cfg.updates} RL updates; "
              f"{cfg.eval_episodes} fresh instances per task and method; screen `{cfg.phone}`; "
-             f"{cfg.pages} browser pages; {meta.get('minutes', 0):.0f} min", "",
+             f"{cfg.pages} browser pages; {meta.get('minutes', 0):.0f} min",
+             f"- judges `{cfg.judge}`; RL overrides {json.dumps(cfg.train, sort_keys=True) if cfg.train else 'none'}; "
+             f"planner overrides {json.dumps(cfg.pointer, sort_keys=True) if cfg.pointer else 'none'}", "",
              "Success in % with the 95% Wilson interval; anchors are the papers' published per-task success "
              "(sources: `src/navrl/experiments/configs/miniwob_anchors.md`; blank: not published for that task).",
              "",

@@ -319,3 +319,39 @@ def test_click_widgets_read_as_their_types(host):
     finally:
         d.close()
     assert {"text", "textarea"} <= seen
+
+
+def test_the_fields_judge_rewards_typing_a_quoted_value_where_the_page_judge_is_silent(host):
+    """``page-fields`` (QWeb's potential): on enter-text, the Type that puts the goal's quoted
+    value into the field succeeds, a wrong value fails, and Submit finishes as with ``page``."""
+    from navrl.agent.plan import parse_plan
+    from navrl.device.browser import BrowserDevice
+    from navrl.judge.base import StepContext
+    from navrl.worlds.phone.expert import Memory
+    from navrl.worlds.web.judges import FieldsStepJudge, PageStepJudge, fields_holding_goal_values
+
+    g, fields, page = AccessibilityGrounder(), FieldsStepJudge(), PageStepJudge()
+    t = miniwob_task("enter-text", 3)
+    want = t.goal.split('"')[1]
+    d = BrowserDevice(host=host, screenshots="off")
+    try:
+        def step(text: str, before):
+            a = g.ground(text, before)
+            d.act(a)
+            after = d.observe()
+            ctx = StepContext(t, before, after, parse_plan(f"Reasoning: r\nStep: {text}\nRemaining: -"), a, [],
+                              Memory(), "h")
+            return after, fields.judge_step(ctx), page.judge_step(ctx)
+
+        for typed, verdict in ((want, StepVerdict.SUCCESS), (want + "x", StepVerdict.FAIL)):
+            d.restore(t.web_snapshot())
+            o, jf, _ = step('Tap "text field"', d.observe())
+            assert jf.verdict is StepVerdict.FAIL and fields_holding_goal_values(t.goal, o) == 0
+            o, jf, jp = step(f'Type "{typed}"', o)
+            assert jp.verdict is StepVerdict.FAIL                      # the page says nothing yet
+            assert jf.verdict is verdict, jf.reason
+            assert fields_holding_goal_values(t.goal, o) == (1 if verdict is StepVerdict.SUCCESS else 0)
+        o, jf, jp = step('Tap "Submit"', o)                          # the wrong value, submitted
+        assert jf.verdict is jp.verdict is StepVerdict.FAIL and "ended the task wrongly" in jf.reason
+    finally:
+        d.close()

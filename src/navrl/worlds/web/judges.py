@@ -12,6 +12,9 @@ result for the rest of the episode, so nothing the agent does afterwards changes
   after the page already reported the task done, ``success`` for the step that finishes
   it, ``fail`` otherwise. For dense rewards wrap an LLM step judge in
   :class:`DoneAwareStepJudge` (the page still decides ``overcomplete``, the LLM the rest).
+- :class:`FieldsStepJudge`: the page step judge's verdicts, and ``success`` for a step after
+  which more text fields hold a value the goal quotes (QWeb's potential: dense rewards for
+  forms without a model; the ``page-fields`` judge set).
 - :class:`ProfileAskJudge`: asking is justified only for facts in the task's hidden profile
   that the goal does not state (MiniWoB tasks have none: asking is never justified).
 
@@ -27,8 +30,8 @@ from navrl.judge.verdicts import AskVerdict, EndReason, StepVerdict, TerminalVer
 from navrl.observation import Observation
 from navrl.tasks.user import UNKNOWN, ProfileUser
 
-__all__ = ["DoneAwareStepJudge", "PageStepJudge", "PageTerminalJudge", "ProfileAskJudge", "WebCheckError",
-           "page_result", "web_judges"]
+__all__ = ["DoneAwareStepJudge", "FieldsStepJudge", "PageStepJudge", "PageTerminalJudge", "ProfileAskJudge", "WebCheckError",
+           "fields_holding_goal_values", "goal_values", "page_result", "web_judges"]
 
 
 class WebCheckError(ValueError):
@@ -125,6 +128,49 @@ def _norm(s: str) -> str:
     return " ".join(re.findall(r"[a-z0-9]+", s.lower()))
 
 
+_QUOTED = re.compile(r'"([^"]+)"')
+
+
+def goal_values(goal: str) -> frozenset[str]:
+    """The values a goal quotes (``Enter "Kanesha" into the text field``: "kanesha"), normalised
+    as :func:`_norm` (case and punctuation aside): what a form field may have to hold."""
+    return frozenset(v for v in (_norm(q) for q in _QUOTED.findall(goal)) if v)
+
+
+def fields_holding_goal_values(goal: str, obs: Observation | None) -> int:
+    """How many text fields of ``obs`` hold a value ``goal`` quotes (0 for no observation)."""
+    want = goal_values(goal)
+    if not want or obs is None:
+        return 0
+    return sum(1 for n in obs.nodes if n.role == "textfield" and n.value and _norm(n.value) in want)
+
+
+class FieldsStepJudge(StepJudge):
+    """Dense step verdicts for forms: :class:`PageStepJudge`'s, and ``success`` for a step after
+    which more text fields hold a value the goal quotes than before it — QWeb's potential from
+    the instruction's fields matched on the page (Gur et al. 2019), so typing the asked value
+    is rewarded where it happens, not only when a later Submit ends the task. Fields are
+    compared case-blind: the page's reward still decides a value asked in another case. A step
+    that empties or spoils such a field is ``fail`` with its reason."""
+
+    def __init__(self) -> None:
+        self.page = PageStepJudge()
+
+    def judge_step(self, ctx: StepContext) -> Judgement:
+        j = self.page.judge_step(ctx)
+        if j.verdict is not StepVerdict.FAIL or ctx.action is None or (_page(ctx.after) or {}).get("done"):
+            return j
+        goal = ctx.task.goal
+        before, after = fields_holding_goal_values(goal, ctx.before), fields_holding_goal_values(goal, ctx.after)
+        if after > before:
+            return Judgement(StepVerdict.SUCCESS, f"{after} text field(s) now hold a value the goal quotes "
+                                                  f"({before} before)")
+        if after < before:
+            return Judgement(StepVerdict.FAIL, f"a text field no longer holds the value the goal quotes "
+                                               f"({before} -> {after})")
+        return j
+
+
 class ProfileAskJudge(AskJudge):
     """Justified only when the task's hidden profile answers the question with a fact that
     is not already in the goal or in an earlier answer."""
@@ -147,15 +193,19 @@ class ProfileAskJudge(AskJudge):
 def web_judges(step: str = "page", client=None, config=None) -> tuple[StepJudge, AskJudge, TerminalJudge]:
     """(step, ask-user, terminal) judges for web tasks.
 
-    ``step="page"``: :class:`PageStepJudge` (sparse, free); ``step="llm"``: the LLM step judge
+    ``step="page"``: :class:`PageStepJudge` (sparse, free); ``step="fields"``:
+    :class:`FieldsStepJudge` (dense where the goal quotes values for form fields, free);
+    ``step="llm"``: the LLM step judge
     behind :class:`DoneAwareStepJudge` for dense rewards (needs ``client``, a
     :class:`navrl.api.ChatClient`), with the LLM ask-user judge. The terminal verdict always
     comes from the page."""
     if step == "page":
         return PageStepJudge(), ProfileAskJudge(), PageTerminalJudge()
+    if step == "fields":
+        return FieldsStepJudge(), ProfileAskJudge(), PageTerminalJudge()
     if step == "llm":
         if client is None:
             raise ValueError("the LLM step judge needs a client (navrl.api.ChatClient)")
         from navrl.judge.llm import LLMAskJudge, LLMStepJudge
         return DoneAwareStepJudge(LLMStepJudge(client, config)), LLMAskJudge(client, config), PageTerminalJudge()
-    raise ValueError(f"step judge must be 'page' or 'llm', got {step!r}")
+    raise ValueError(f"step judge must be 'page', 'fields' or 'llm', got {step!r}")

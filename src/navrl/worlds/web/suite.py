@@ -11,7 +11,7 @@ from navrl.tasks.task import TaskError
 class _WebSuite(Suite):
     world = "web"
     devices = ("browser",)
-    judges = ("page", "llm")
+    judges = ("page", "page-fields", "llm")
 
     def check(self, devices: str, judge: str, options: SuiteOptions = SuiteOptions()) -> str | None:
         if devices != "browser":
@@ -103,3 +103,10 @@ def page_judges(**_: Any):
     """The page judge: the page's own reward or success check ends the episode; steps judged sparsely."""
     from navrl.worlds.web.judges import web_judges
     return web_judges("page")
+
+
+def page_fields_judges(**_: Any):
+    """The page judge with dense form steps: a step that puts a value the goal quotes into a text
+    field succeeds (QWeb's potential); the rest as ``page``."""
+    from navrl.worlds.web.judges import web_judges
+    return web_judges("fields")
