@@ -22,7 +22,7 @@ CHECKPOINTS = sorted(p.relative_to(ROOT) for p in (ROOT / "docs" / "results").rg
 CHECKS = {
     # the paper table's SFT planner: test-ios, first 24 tasks; measured 2026-12-05: 13/24 (100/192 on all)
     "docs/results/paper_table/sft/sft.pt": ("test-ios", 24, SuiteOptions(), 0.3),
-    # MiniWoB++ BC planner (21 scripted tasks of table23, c53633c): 2 episodes of 4 tasks at MiniWoB's frame
+    # MiniWoB++ BC planner (21 scripted tasks of table23, ab8f398): 2 episodes of 4 tasks at MiniWoB's frame
     "docs/results/miniwob/bc/policy.pt": ("miniwob", 8, SuiteOptions(
         names=("click-test", "click-button", "focus-text", "enter-text"), phone="160x210@1"), 0.5),
     # MiniWoB++ BC + RL planner of the same run: 2 episodes of 4 of the tasks scripted for issue #28
