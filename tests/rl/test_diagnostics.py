@@ -8,7 +8,8 @@ import math
 
 import torch
 
-from navrl.rl.diagnostics import factor_entropy, success_by_family, zero_advantage_share, zero_variance_groups
+from navrl.rl.diagnostics import (factor_entropy, success_by_family, success_by_template, zero_advantage_share,
+                                  zero_variance_groups)
 
 
 def test_zero_variance_groups_counts_groups_whose_valid_outcomes_are_equal():
@@ -50,6 +51,10 @@ def test_success_by_family_counts_valid_trajectories_per_family():
     trajs = [t("single", True), t("single", False), t("multi", False), t("multi", True, valid=False),
              SimpleNamespace(task={"template": "tpl"}, success=True, valid=True)]
     assert success_by_family(trajs) == {"multi": 0.0, "single": 0.5, "tpl": 1.0}
+    tpl = [SimpleNamespace(task={"family": "single", "template": x}, success=ok, valid=v)
+           for x, ok, v in (("a", True, True), ("a", False, True), ("b", True, True), ("b", False, False))]
+    assert success_by_template(tpl) == {"a": 0.5, "b": 1.0} and success_by_family(tpl) == {"single": 2 / 3}
+    assert success_by_template([SimpleNamespace(task={}, success=True, valid=True)]) == {"?": 1.0}
 
 
 def test_pointer_planner_names_its_factors_by_the_kind_it_chose():
@@ -80,6 +85,7 @@ def test_every_update_logs_its_diagnostics_and_they_change_nothing_it_learns(tmp
         assert d["zero_variance_groups"] is None or 0.0 <= d["zero_variance_groups"] <= 1.0
         assert 0.0 <= d["zero_advantage_steps"] <= 1.0
         assert set(d["success_by_family"]) and all(0.0 <= v <= 1.0 for v in d["success_by_family"].values())
+        assert set(d["success_by_template"]) and all(0.0 <= v <= 1.0 for v in d["success_by_template"].values())
         assert "kind" in d["entropy"] and all(v >= 0.0 for v in d["entropy"].values())
         assert "entropy" not in rb["diag"]                  # 0 samples: no entropy pass
         assert ra["success"] == rb["success"] and ra["samples"] == rb["samples"]

@@ -17,7 +17,8 @@ from typing import Iterable, Sequence
 import torch
 from torch import Tensor
 
-__all__ = ["zero_variance_groups", "zero_advantage_share", "factor_entropy", "success_by_family"]
+__all__ = ["zero_variance_groups", "zero_advantage_share", "factor_entropy", "success_by_family",
+           "success_by_template"]
 
 
 @torch.no_grad()
@@ -81,16 +82,26 @@ def factor_entropy(entropy: Tensor, mask: Tensor, factors: Sequence[Sequence[str
     return {k: sums[k] / counts[k] for k in sums}
 
 
-def success_by_family(trajectories: Iterable) -> dict[str, float]:
-    """Success rate of the valid trajectories per task family (``task["family"]``, else its
-    ``template``, else ``"?"``)."""
+def _success_by(trajectories: Iterable, keys: tuple[str, ...]) -> dict[str, float]:
     n: dict[str, int] = defaultdict(int)
     k: dict[str, int] = defaultdict(int)
     for t in trajectories:
         if not t.valid:
             continue
         task = t.task if isinstance(t.task, dict) else {}
-        fam = str(task.get("family") or task.get("template") or "?")
-        n[fam] += 1
-        k[fam] += int(bool(t.success))
+        name = str(next((task[key] for key in keys if task.get(key)), "?"))
+        n[name] += 1
+        k[name] += int(bool(t.success))
     return {f: k[f] / n[f] for f in sorted(n)}
+
+
+def success_by_family(trajectories: Iterable) -> dict[str, float]:
+    """Success rate of the valid trajectories per task family (``task["family"]``, else its
+    ``template``, else ``"?"``)."""
+    return _success_by(trajectories, ("family", "template"))
+
+
+def success_by_template(trajectories: Iterable) -> dict[str, float]:
+    """Success rate of the valid trajectories per task template (a phone-world template, a
+    MiniWoB++ task: one family, ``single``, holds every MiniWoB++ task), else ``"?"``."""
+    return _success_by(trajectories, ("template",))

@@ -33,7 +33,8 @@ from navrl.judge.sets import JudgeSet, make_judges
 from navrl.rl.advantages import (AdvantageInputs, AdvantageOutputs, compute_advantages, discounted_returns,
                                  unanimous_anchor_steps, unanimous_failure_credit)
 from navrl.rl.batch import Batch, Minibatch, Sample, first_failed_step, length_chunks, minibatches
-from navrl.rl.diagnostics import factor_entropy, success_by_family, zero_advantage_share, zero_variance_groups
+from navrl.rl.diagnostics import (factor_entropy, success_by_family, success_by_template, zero_advantage_share,
+                                  zero_variance_groups)
 from navrl.rl.callbacks import Callback, FitResult
 from navrl.rl.config import ConfigError, TrainConfig
 from navrl.rl.critic import CriticAdapter
@@ -354,7 +355,7 @@ class Trainer:
         flat, groups = zero_variance_groups(succ, batch.group_ids, batch.valid)
         out: dict = {"zero_variance_groups": flat / groups if groups else None, "groups": groups,
                      "zero_advantage_steps": zero_advantage_share(advantages, mask),
-                     "success_by_family": success_by_family(trajs)}
+                     "success_by_family": success_by_family(trajs), "success_by_template": success_by_template(trajs)}
         n = self.cfg.run.diagnostics_samples
         samples = batch.samples
         if n > 0 and samples:
