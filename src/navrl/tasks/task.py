@@ -9,8 +9,9 @@ next step (``expert_step``) and the hidden facts a simulated user answers from
 (:func:`step_kinds_of`, :func:`world_ended`): ``step_kinds``, the step kinds its world acts
 on (its action space; a MiniWoB++ page takes taps, typing and swipes), and ``ended(obs)``,
 true once the world itself reports the episode over (Gymnasium's ``terminated``; a MiniWoB++
-page's done), so no declared completion is needed there. The phone world's :class:`navrl.worlds.phone.task.TaskSpec` and the web
-world's :class:`navrl.worlds.web.tasks.WebTaskSpec` are the two built-in implementations.
+page's done), so no declared completion is needed there. The phone world's
+:class:`navrl.worlds.phone.task.TaskSpec` and the web world's
+:class:`navrl.worlds.web.tasks.WebTaskSpec` are the two built-in implementations.
 """
 from __future__ import annotations
 

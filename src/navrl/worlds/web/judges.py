@@ -7,7 +7,8 @@ JavaScript check reports ``success``. Once a page reports ``done`` the device ke
 result for the rest of the episode, so nothing the agent does afterwards changes it.
 
 - :class:`PageTerminalJudge`: ``success`` when the agent declared completion (or the page
-  ended the episode: a MiniWoB++ task ``ends_on_done``) and the page agrees (raw reward > 0, or the success check holds); otherwise ``fail``.
+  ended the episode: a MiniWoB++ task ``ends_on_done``) and the page agrees (raw reward > 0,
+  or the success check holds); otherwise ``fail``.
 - :class:`PageStepJudge`: a sparse oracle step judge: ``overcomplete`` for any step taken
   after the page already reported the task done, ``success`` for the step that finishes
   it, ``fail`` otherwise. For dense rewards wrap an LLM step judge in
