@@ -50,6 +50,9 @@ def test_quick_miniwob_experiment_writes_a_paired_table(tmp_path, capsys):
     ("tasks: [click-test]\nphone: nokia\n", "phone 'nokia'"),
     ("tasks: [click-test]\ntrain: {no_such_field: 1}\n", "train"),
     ("tasks: [click-test]\njudge: oracle\n", "judge must be one of page, page-fields, got 'oracle'"),
+    ("tasks: [click-test]\npointer: {type_on_screen: 'yes'}\n", "pointer: type_on_screen must be bool, got str 'yes'"),
+    ("tasks: [click-test]\npointer: {d_model: 1.5}\n", "pointer: d_model must be int, got float 1.5"),
+    ("tasks: [click-test]\npointer: {no_field: 1}\n", "pointer: unknown field 'no_field'"),
 ])
 def test_config_errors_are_one_line(tmp_path, yaml_text, says):
     p = tmp_path / "c.yaml"

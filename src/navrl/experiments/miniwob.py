@@ -143,6 +143,11 @@ class MiniWoBConfig:
         bad = sorted(set(self.pointer) - known)
         if bad:
             raise ConfigError(f"pointer: unknown field {bad[0]!r}; choose from {', '.join(sorted(known))}")
+        for k, v in self.pointer.items():     # the type of the field's default (an int where a float is asked is fine)
+            want = type(getattr(preset.pointer, k))
+            ok = isinstance(v, want) and not (isinstance(v, bool) and want is not bool)
+            if not ok and not (want is float and isinstance(v, int) and not isinstance(v, bool)):
+                raise ConfigError(f"pointer: {k} must be {want.__name__}, got {type(v).__name__} {v!r}")
         return dataclasses.replace(preset, pointer=dataclasses.replace(preset.pointer, **self.pointer))
 
     def train_config(self) -> TrainConfig:
