@@ -37,8 +37,6 @@ from navrl.rl.trainer import Trainer
 from navrl.tasks.registry import SuiteOptions, get_suite
 
 METHODS = ("bc", "bc_rl", "rl")
-JUDGES = ("page", "page-fields")
-"""The judge sets a MiniWoB++ experiment may use (both end on the page's own reward)."""
 LABELS = {"bc": "BC only", "bc_rl": "BC + RL", "rl": "RL only"}
 ANCHORS = Path(__file__).resolve().parent / "configs" / "miniwob_anchors.csv"
 ANCHOR_COLUMNS = (("wge", "WGE"), ("domqnet", "DOM-Q-NET"), ("qweb", "QWeb"), ("ccnet_bc", "CC-Net BC"),
@@ -117,8 +115,10 @@ class MiniWoBConfig:
         bad = [m for m in self.methods if m not in METHODS]
         if bad:
             raise ConfigError(f"unknown method {bad[0]!r}; choose from {', '.join(METHODS)}")
-        if self.judge not in JUDGES:
-            raise ConfigError(f"judge must be one of {', '.join(JUDGES)}, got {self.judge!r}")
+        # the suite's own judge sets, all ending on the page's reward (llm needs an endpoint the experiment does not take)
+        judges = [j for j in get_suite("miniwob").judges if j != "llm"]
+        if self.judge not in judges:
+            raise ConfigError(f"judge must be one of {', '.join(judges)}, got {self.judge!r}")
         try:
             self.tasks = list(get_suite("miniwob").task_names(tuple(self.tasks)))   # groups expanded
             _miniwob_source(self.tasks, self.phone)
@@ -143,10 +143,9 @@ class MiniWoBConfig:
         bad = sorted(set(self.pointer) - known)
         if bad:
             raise ConfigError(f"pointer: unknown field {bad[0]!r}; choose from {', '.join(sorted(known))}")
-        for k, v in self.pointer.items():     # the type of the field's default (an int where a float is asked is fine)
+        for k, v in self.pointer.items():     # the type of the field's default; an int serves a float
             want = type(getattr(preset.pointer, k))
-            ok = isinstance(v, want) and not (isinstance(v, bool) and want is not bool)
-            if not ok and not (want is float and isinstance(v, int) and not isinstance(v, bool)):
+            if not (type(v) is want or (want is float and type(v) is int)):
                 raise ConfigError(f"pointer: {k} must be {want.__name__}, got {type(v).__name__} {v!r}")
         return dataclasses.replace(preset, pointer=dataclasses.replace(preset.pointer, **self.pointer))
 

@@ -31,8 +31,8 @@ from navrl.judge.verdicts import AskVerdict, EndReason, StepVerdict, TerminalVer
 from navrl.observation import Observation
 from navrl.tasks.user import UNKNOWN, ProfileUser
 
-__all__ = ["DoneAwareStepJudge", "FieldsStepJudge", "PageStepJudge", "PageTerminalJudge", "ProfileAskJudge", "WebCheckError",
-           "fields_holding_goal_values", "goal_values", "page_result", "web_judges"]
+__all__ = ["DoneAwareStepJudge", "FieldsStepJudge", "PageStepJudge", "PageTerminalJudge", "ProfileAskJudge",
+           "WebCheckError", "fields_holding_goal_values", "goal_values", "page_result", "web_judges"]
 
 
 class WebCheckError(ValueError):
@@ -138,9 +138,10 @@ def goal_values(goal: str) -> frozenset[str]:
     return frozenset(v for v in (_norm(q) for q in _QUOTED.findall(goal)) if v)
 
 
-def fields_holding_goal_values(goal: str, obs: Observation | None) -> int:
-    """How many text fields of ``obs`` hold a value ``goal`` quotes (0 for no observation)."""
-    want = goal_values(goal)
+def fields_holding_goal_values(goal: str | frozenset[str], obs: Observation | None) -> int:
+    """How many text fields of ``obs`` hold a value ``goal`` quotes (``goal``: its text, or its
+    :func:`goal_values` already read; 0 for no observation)."""
+    want = goal_values(goal) if isinstance(goal, str) else goal
     if not want or obs is None:
         return 0
     return sum(1 for n in obs.nodes if n.role == "textfield" and n.value and _norm(n.value) in want)
@@ -161,8 +162,8 @@ class FieldsStepJudge(StepJudge):
         j = self.page.judge_step(ctx)
         if j.verdict is not StepVerdict.FAIL or ctx.action is None or (_page(ctx.after) or {}).get("done"):
             return j
-        goal = ctx.task.goal
-        before, after = fields_holding_goal_values(goal, ctx.before), fields_holding_goal_values(goal, ctx.after)
+        want = goal_values(ctx.task.goal)
+        before, after = fields_holding_goal_values(want, ctx.before), fields_holding_goal_values(want, ctx.after)
         if after > before:
             return Judgement(StepVerdict.SUCCESS, f"{after} text field(s) now hold a value the goal quotes "
                                                   f"({before} before)")
