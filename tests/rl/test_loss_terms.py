@@ -23,11 +23,12 @@ from navrl.rl.losses import (
     register_loss,
     registered_losses,
     self_imitation,
+    factor_entropy_bonus,
     unregister_loss,
 )
 from navrl.rl.presets import get_preset
 
-BUILTIN = ("ppo_clip", "kl_ref", "entropy", "ptx", "self_imitation")
+BUILTIN = ("ppo_clip", "kl_ref", "entropy", "ptx", "self_imitation", "factor_entropy")
 
 
 @pytest.fixture(autouse=True)
@@ -48,8 +49,10 @@ def test_the_registry_is_the_list_of_terms_and_the_config_names_them_all():
                    "kl_ref": ("policy.kl_coef", False, ("samples", "reference"), False),
                    "entropy": ("policy.entropy_coef", True, ("samples", "entropy"), False),
                    "ptx": ("policy.sft_coef", False, ("demos",), True),
-                   "self_imitation": ("exploration.self_imitation", False, ("own",), True)}
-    assert [loss_spec(n).fn for n in BUILTIN] == [ppo_clip, kl_ref, entropy_bonus, ptx, self_imitation]
+                   "self_imitation": ("exploration.self_imitation", False, ("own",), True),
+                   "factor_entropy": ("exploration.entropy_control", True, ("samples", "entropy"), False)}
+    assert [loss_spec(n).fn for n in BUILTIN] == [ppo_clip, kl_ref, entropy_bonus, ptx, self_imitation,
+                                                  factor_entropy_bonus]
     for n in BUILTIN:
         assert "Returns a scalar" in loss_spec(n).doc and "[" in loss_spec(n).doc     # shapes in the docstring
 
@@ -58,9 +61,10 @@ def test_terms_in_use_are_those_with_a_nonzero_coefficient_weighted_by_it():
     cfg = TrainConfig()
     assert [(s.name, w) for s, w in cfg.policy_loss] == [("ppo_clip", 1.0)]
     cfg = cfg.override({"policy.kl_coef": 0.1, "policy.entropy_coef": 0.01, "policy.sft_coef": 0.5,
-                        "exploration.self_imitation": 0.3})
+                        "exploration.self_imitation": 0.3, "exploration.entropy_control": 0.05})
     assert [(s.name, w) for s, w in cfg.policy_loss] == [
-        ("ppo_clip", 1.0), ("kl_ref", 0.1), ("entropy", -0.01), ("ptx", 0.5), ("self_imitation", 0.3)]
+        ("ppo_clip", 1.0), ("kl_ref", 0.1), ("entropy", -0.01), ("ptx", 0.5), ("self_imitation", 0.3),
+        ("factor_entropy", -0.05)]
     cfg = cfg.override({"policy.loss_terms": ("ptx", "ppo_clip")})
     assert [s.name for s, _ in cfg.validate().policy_loss] == ["ptx", "ppo_clip"]      # in the configured order
 
@@ -122,7 +126,7 @@ def test_masked_rows_add_nothing_to_a_term_or_its_gradient(name):
     mask = torch.rand(N, L) > 0.3
     mask[:, 0] = True
     base = LossInputs(logp=logp, old_logp=logp + 0.3 * torch.randn(N, L), advantages=torch.randn(N), mask=mask,
-                      entropy=torch.rand(N, L), ref_logp=logp + 0.3 * torch.randn(N, L),
+                      entropy=torch.rand(N, L), ref_logp=logp + 0.3 * torch.randn(N, L), entropy_weight=torch.rand(N, L),
                       demo_logp=logp * mask, demo_mask=mask, own_logp=logp * mask, own_mask=mask)
     junk = torch.full((2, L), float("nan"))
     junk[0, :2] = float("inf")
@@ -135,11 +139,12 @@ def test_masked_rows_add_nothing_to_a_term_or_its_gradient(name):
         field = f"{pre}_logp"
         variants = [more]
     else:
-        cat = {f: torch.cat([getattr(base, f), junk]) for f in ("logp", "old_logp", "entropy", "ref_logp")}
+        cat = {f: torch.cat([getattr(base, f), junk]) for f in ("logp", "old_logp", "entropy", "ref_logp",
+                                                                "entropy_weight")}
         padded = replace(base, mask=torch.cat([mask, off]), advantages=torch.cat([base.advantages, torch.ones(2)]),
                          **cat)
         invalid = replace(padded, mask=torch.cat([mask, ~off]), valid=torch.tensor([True] * N + [False] * 2))
-        field = "entropy" if name == "entropy" else "logp"
+        field = "entropy" if name in ("entropy", "factor_entropy") else "logp"
         variants = [padded, invalid]
     want_v, want_g = _value_and_grad(spec.fn, base, field, N)
     assert torch.isfinite(want_v) and want_g.abs().sum() > 0

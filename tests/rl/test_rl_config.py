@@ -163,7 +163,9 @@ def test_a_flat_config_saved_by_an_earlier_version_loads():
                                        "curriculum_window", "explore_arg", "dynamic_sampling",
                                        "curriculum_step", "curriculum_shared", "handover_share", "explore_arg_by_source", "explore_prior",
                                        "multi_app_share", "curriculum_practice", "unanimous_fail_penalty", "frontier_share",
-                                       "curriculum_probe"}   # (these came later: defaults)
+                                       "curriculum_probe", "self_imitation_select", "entropy_control",
+                                           "entropy_target_kind", "entropy_target_node", "entropy_target_text",
+                                           "entropy_control_rate"}   # (these came later: defaults)
     assert TrainConfig.from_saved(flat) == get_preset("demo").train
     assert migrate_saved(flat)["policy.clip_eps"] == 0.2
     with pytest.raises(ConfigError, match="'tasks_per_update' is now 'rollout.tasks_per_update'"):

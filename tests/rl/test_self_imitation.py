@@ -1,5 +1,5 @@
-"""Self-imitation: only outputs with a positive step reward and a positive advantage enter the
-buffer, and one step on the term raises their log-likelihood."""
+"""Self-imitation: only outputs with a positive step reward (or of a successful episode) and a
+positive advantage enter the buffer, and one step on the term raises their log-likelihood."""
 from __future__ import annotations
 
 import torch
@@ -23,6 +23,26 @@ def test_only_rewarded_decisions_with_a_positive_advantage_are_kept():
     # a0: reward +, adv +  -> kept;  a1: adv + but reward -;  a2: reward + but adv -;
     # b0: reward + but adv 0;  b1: adv + but reward 0
     assert positive_outputs(batch, adv) == [("a0", [1])]
+
+
+def test_episode_selection_keeps_every_positive_advantage_output_of_a_successful_episode():
+    trajs = [_traj([0.0, 0.0, 1.0], 0, ["a0", "a1", "a2"]), _traj([1.0, 0.0], 1, ["b0", "b1"])]
+    batch = Batch.from_trajectories(trajs)
+    adv = torch.tensor([[0.3, -0.1, 0.5], [0.4, 0.9, 0.0]])
+    won = torch.tensor([True, False])
+    # episode a succeeded: a0 and a2 (adv +) kept though a0 earned no step reward, a1 (adv -) not;
+    # episode b failed: nothing, though b0 earned a step reward with a positive advantage
+    assert positive_outputs(batch, adv, won) == [("a0", [1]), ("a2", [3])]
+    assert positive_outputs(batch, adv) == [("a2", [3]), ("b0", [1])]
+
+
+def test_the_selection_is_validated():
+    import pytest
+    from navrl.rl.config import ConfigError
+    assert TrainConfig().exploration.self_imitation_select == "step"
+    TrainConfig().override({"exploration.self_imitation_select": "episode"}).validate()
+    with pytest.raises(ConfigError, match="self_imitation_select must be one of step, episode"):
+        TrainConfig().override({"exploration.self_imitation_select": "all"}).validate()
 
 
 def test_one_step_on_the_term_raises_the_likelihood_of_the_buffer():

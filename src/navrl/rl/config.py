@@ -49,6 +49,9 @@ if TYPE_CHECKING:
 __all__ = ["ConfigError", "TrainConfig", "RolloutConfig", "AdvantageConfig", "PolicyConfig", "CriticConfig",
            "ExplorationConfig", "DataConfig", "RunConfig", "SECTIONS"]
 
+SELF_IMITATION_SELECT = ("step", "episode")
+"""Values of ``exploration.self_imitation_select``."""
+
 
 class ConfigError(ValueError):
     """A configuration value is invalid (out of range, wrong kind, unsupported)."""
@@ -131,12 +134,12 @@ class PolicyConfig:
     minibatch_size: int = 256
     """Planner outputs (steps) per optimiser step."""
 
-    loss_terms: tuple[str, ...] = ("ppo_clip", "kl_ref", "entropy", "ptx", "self_imitation")
+    loss_terms: tuple[str, ...] = ("ppo_clip", "kl_ref", "entropy", "ptx", "self_imitation", "factor_entropy")
     """The policy loss's terms by registered name, in the order they are summed
-    (``navrl.rl.losses.register_loss``: ppo_clip, kl_ref, entropy, ptx, self_imitation or one
-    a plugin registers); each is weighted by the field its spec names (policy.kl_coef,
-    policy.entropy_coef, policy.sft_coef, exploration.self_imitation; 1 for ppo_clip) and left
-    out while that is 0."""
+    (``navrl.rl.losses.register_loss``: ppo_clip, kl_ref, entropy, ptx, self_imitation,
+    factor_entropy or one a plugin registers); each is weighted by the field its spec names
+    (policy.kl_coef, policy.entropy_coef, policy.sft_coef, exploration.self_imitation,
+    exploration.entropy_control; 1 for ppo_clip) and left out while that is 0."""
 
     kl_coef: float = 0.0
     """Weight of the k3 KL penalty to the reference (SFT) planner; 0 disables it."""
@@ -218,6 +221,14 @@ class ExplorationConfig:
     """Outputs kept for the self-imitation term (first in, first out). The buffer is not
     checkpointed (prompts are large): a resumed run refills it from its next updates."""
 
+    self_imitation_select: str = "step"
+    """Which outputs the self-imitation buffer takes, each with a positive advantage: ``step``,
+    those whose own step reward is positive (a dense judge's success); ``episode``, every output
+    of a successful episode (Oh et al.'s (R - V)+ with the episode's return: where the judge is
+    sparse — a MiniWoB++ page rewards only the step that finishes — the decisions before the
+    last one earn no step reward, and a rare success found by exploration is otherwise imitated
+    only in its last decision)."""
+
     # hand-over curriculum, argument exploration and dynamic sampling (issue 26)
     handover_k: int = 0
     """Multi-app task groups start after a guided prefix that ends ``handover_k`` steps before
@@ -297,6 +308,26 @@ class ExplorationConfig:
     docs/results/exploration.md §9), and what SFT knew there is never tried again. Recorded in
     the log-probs like ``explore``; ``explore + explore_prior`` and ``explore_arg +
     explore_prior`` must stay below 1. 0 disables it (no copy is kept)."""
+
+    entropy_control: float = 0.0
+    """Largest weight of the adaptive per-factor entropy bonus (``navrl.rl.entropy_control``,
+    Skywork-OR1's adaptive entropy coefficient per decision factor): each update, a factor whose
+    entropy on the rollouts is below its ``entropy_target_*`` gets a bonus weighted
+    ``entropy_control`` x a_f, with a_f in [0, 1] rising by ``entropy_control_rate`` per update
+    while it stays below and falling as fast above (loss term ``factor_entropy``). Needs
+    ``run.diagnostics_samples`` > 0 (the entropy is measured there). 0 disables it."""
+
+    entropy_target_kind: float = 0.5
+    """Target entropy (nats) of the kind factor under ``entropy_control`` (0: not controlled)."""
+
+    entropy_target_node: float = 0.0
+    """Target entropy (nats) of the node factor under ``entropy_control`` (0: not controlled)."""
+
+    entropy_target_text: float = 0.0
+    """Target entropy (nats) of the text-span factor under ``entropy_control`` (0: not controlled)."""
+
+    entropy_control_rate: float = 0.1
+    """How far a factor's coefficient a_f moves per update under ``entropy_control`` (a_f in [0, 1])."""
 
     unanimous_fail_penalty: float = 0.0
     """Advantage given to a step the step judge failed where its credit says nothing about its
@@ -598,8 +629,19 @@ class TrainConfig:
             raise ConfigError(f"{P['clip_eps']} must be < 1, got {v['clip_eps']}")
         if real("unanimous_fail_penalty") < 0.0:
             raise ConfigError(f"{P['unanimous_fail_penalty']} must be >= 0, got {v['unanimous_fail_penalty']}")
+        for name in ("entropy_control", "entropy_target_kind", "entropy_target_node", "entropy_target_text"):
+            if real(name) < 0.0:
+                raise ConfigError(f"{P[name]} must be >= 0, got {v[name]}")
+        if not 0.0 < real("entropy_control_rate") <= 1.0:
+            raise ConfigError(f"{P['entropy_control_rate']} must be in (0, 1], got {v['entropy_control_rate']}")
+        if v["entropy_control"] > 0 and v["diagnostics_samples"] == 0:
+            raise ConfigError(f"{P['entropy_control']} > 0 measures each factor's entropy on the update's samples: "
+                              f"set {P['diagnostics_samples']} > 0")
         if real("self_imitation") < 0.0:
             raise ConfigError(f"{P['self_imitation']} must be >= 0, got {v['self_imitation']}")
+        if v["self_imitation_select"] not in SELF_IMITATION_SELECT:
+            raise ConfigError(f"{P['self_imitation_select']} must be one of {', '.join(SELF_IMITATION_SELECT)}, "
+                              f"got {v['self_imitation_select']!r}")
         if real("pool_replay") < 0.0:
             raise ConfigError(f"{P['pool_replay']} must be >= 0, got {v['pool_replay']}")
         if not 0.0 <= v["sft_augment"] <= 1.0:

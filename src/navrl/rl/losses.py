@@ -27,6 +27,7 @@ term               coefficient                     value (a token mean over the 
 ``entropy``        ``policy.entropy_coef``         entropy, a bonus: subtracted (:func:`entropy_bonus`)
 ``ptx``            ``policy.sft_coef``             NLL of SFT demonstrations, PPO-ptx (:func:`ptx`)
 ``self_imitation`` ``exploration.self_imitation``  NLL of the planner's own rewarded outputs
+``factor_entropy`` ``exploration.entropy_control`` adaptive per-factor entropy, a bonus (:func:`factor_entropy_bonus`)
 =================  ==============================  ================================================
 """
 
@@ -63,6 +64,7 @@ __all__ = [
     "entropy_bonus",
     "ptx",
     "self_imitation",
+    "factor_entropy_bonus",
     "sample_stats",
     "ppo_policy_loss",
     "critic_loss",
@@ -176,6 +178,8 @@ class LossInputs:
         mask: bool [N, L] output tokens.
         valid: bool [N] rows of valid trajectories, or None (every row counts).
         entropy: float [N, L] per-token entropy of the policy (source ``entropy``).
+        entropy_weight: float [N, L] the adaptive weight of each position's decision factor
+            (source ``entropy``, with ``exploration.entropy_control``: :mod:`navrl.rl.entropy_control`).
         ref_logp: float [N, L] the reference planner's log-probs (source ``reference``).
         clip_eps: PPO's ratio clip range.
         demo_logp: float [M, Ld] log-probs of the demonstrations' targets (source ``demos``).
@@ -190,6 +194,7 @@ class LossInputs:
     mask: Tensor | None = None
     valid: Tensor | None = None
     entropy: Tensor | None = None
+    entropy_weight: Tensor | None = None
     ref_logp: Tensor | None = None
     clip_eps: float = 0.2
     demo_logp: Tensor | None = None
@@ -359,6 +364,24 @@ def entropy_bonus(x: LossInputs) -> Tensor:
 
     Reads ``entropy`` [N, L], ``mask`` [N, L], ``valid`` [N]. Returns a scalar >= 0."""
     return masked_token_mean(x.entropy, token_mask(x.mask, x.valid))
+
+
+@register_loss("factor_entropy", coef="exploration.entropy_control", maximise=True, reads=("samples", "entropy"),
+               zero_advantage_free=False, log="policy/factor_entropy")
+def factor_entropy_bonus(x: LossInputs) -> Tensor:
+    """Adaptive per-factor entropy bonus: token mean over the valid sampled positions of
+    ``entropy_weight`` × entropy, the weight being the controller's coefficient of the decision
+    factor the position stands for (0 for a factor at or above its target); the loss subtracts
+    ``exploration.entropy_control`` × it.
+
+    Reads ``entropy``, ``entropy_weight`` [N, L], ``mask`` [N, L], ``valid`` [N]. Returns a scalar >= 0
+    (0 when no ``entropy_weight`` is given)."""
+    if x.entropy_weight is None:
+        return _zero(x.entropy)
+    m = token_mask(x.mask, x.valid)
+    zero = _zero(x.entropy)
+    # both masked before the product: junk off the mask must not reach the value or the gradient
+    return masked_token_mean(torch.where(m, x.entropy, zero) * torch.where(m, x.entropy_weight.to(x.entropy.dtype), zero).detach(), m)
 
 
 def _nll(logp: Tensor, mask: Tensor) -> Tensor:

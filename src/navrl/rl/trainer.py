@@ -33,6 +33,7 @@ from navrl.judge.sets import JudgeSet, make_judges
 from navrl.rl.advantages import (AdvantageInputs, AdvantageOutputs, compute_advantages, discounted_returns,
                                  unanimous_anchor_steps, unanimous_failure_credit)
 from navrl.rl.batch import Batch, Minibatch, Sample, first_failed_step, length_chunks, minibatches
+from navrl.rl.entropy_control import EntropyController, factor_weights
 from navrl.rl.diagnostics import (factor_entropy, success_by_family, success_by_template, zero_advantage_share,
                                   zero_variance_groups)
 from navrl.rl.callbacks import Callback, FitResult
@@ -150,6 +151,11 @@ class Trainer:
         advantage: the self-imitation term's data."""
         self.masked_streak = 0
         """Updates in a row whose every trajectory was masked."""
+        self.entropy_ctl = EntropyController(
+            {"kind": ex.entropy_target_kind, "node": ex.entropy_target_node, "text": ex.entropy_target_text},
+            ex.entropy_control_rate) if ex.entropy_control > 0 else None
+        """Per-factor entropy coefficients (exploration.entropy_control), moved each update from
+        the rollouts' measured factor entropies."""
 
     # ================================================================== one update
     def train_step(self, progress: Callable[[str, int, int], None] | None = None) -> UpdateStats:
@@ -311,11 +317,15 @@ class Trainer:
         if self.replay is not None:
             self._score_replay(trajs, batch, adv.advantages, mask)
         if cfg.exploration.self_imitation > 0:
-            self.good.extend(positive_outputs(batch, adv.advantages))
+            won = (torch.tensor([bool(t.success) for t in trajs])
+                   if cfg.exploration.self_imitation_select == "episode" else None)
+            self.good.extend(positive_outputs(batch, adv.advantages, won))
 
         diag = self._diagnostics(trajs, batch, adv.advantages, mask)   # of the policy that collected the batch
         if cfg.exploration.unanimous_fail_penalty > 0:
             diag["unanimous_fail_steps"] = n_unanimous / max(1, int(mask.sum()))
+        if self.entropy_ctl is not None:      # the coefficients this update's loss uses
+            diag["entropy_weight"] = self.entropy_ctl.observe(diag.get("entropy") or {})
 
         # 4. update: the critic always, the policy after the warm-up
         t2 = time.perf_counter()
@@ -556,8 +566,12 @@ class Trainer:
             sb = pol.score(mb.prompts, mb.outputs, temperature=T)
             rows = mb.rows
             logp, mask, ent = sb.logprobs[rows], sb.mask[rows], sb.entropy[rows]
+            ew = None
+            if self.entropy_ctl is not None:     # each position weighted by its factor's coefficient now
+                ew = factor_weights(pol.decision_factors(mb.outputs, ent.shape[1]), self.entropy_ctl.weights(),
+                                    ent.shape[1])[rows]
             return dict(logp=logp, old_logp=mb.old_width(logp.shape[1]), advantages=mb.advantages, mask=mask,
-                        entropy=ent)
+                        entropy=ent, entropy_weight=ew)
         if src == "entropy":      # (scored with the samples)
             return {} if have.get("samples") else None
         if src == "reference":
@@ -639,7 +653,8 @@ class Trainer:
                 "torch_rng": torch.get_rng_state(), "masked_total": self.masked_total,
                 "masked_streak": self.masked_streak,
                 "replay": self.replay.state() if self.replay is not None else None,
-                "curriculum": self.curriculum.state() if self.curriculum is not None else None}
+                "curriculum": self.curriculum.state() if self.curriculum is not None else None,
+                "entropy_control": self.entropy_ctl.state() if self.entropy_ctl is not None else None}
 
     def checkpoint_bytes(self) -> tuple[int, bytes]:
         """(update, serialized checkpoint) of the state right now: taken between updates, it is
@@ -672,6 +687,8 @@ class Trainer:
             self.replay.load(st["replay"])
         if self.curriculum is not None and st.get("curriculum"):
             self.curriculum.load(st["curriculum"])
+        if self.entropy_ctl is not None and st.get("entropy_control"):
+            self.entropy_ctl.load(st["entropy_control"])
 
     def resume(self, run_dir: str | Path | None = None) -> None:
         """Continue this run from its last checkpoint: load it and cut ``metrics.jsonl`` back to
