@@ -147,8 +147,9 @@ class Trainer:
             if cfg.data.task_pool > 0 and cfg.data.pool_replay > 0 else None
         self._drawn: dict[str, int] = {}
         self.good: collections.deque = collections.deque(maxlen=cfg.exploration.self_imitation_buffer)
-        """(prompt, output ids) the planner produced that earned a positive step reward and
-        advantage: the self-imitation term's data."""
+        """(prompt, output ids) the planner produced with a positive advantage and a positive step
+        reward (or in a successful episode: ``exploration.self_imitation_select``): the
+        self-imitation term's data."""
         self.masked_streak = 0
         """Updates in a row whose every trajectory was masked."""
         self.entropy_ctl = EntropyController(
