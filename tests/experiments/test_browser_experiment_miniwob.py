@@ -53,12 +53,23 @@ def test_quick_miniwob_experiment_writes_a_paired_table(tmp_path, capsys):
     ("tasks: [click-test]\npointer: {type_on_screen: 'yes'}\n", "pointer: type_on_screen must be bool, got str 'yes'"),
     ("tasks: [click-test]\npointer: {d_model: 1.5}\n", "pointer: d_model must be int, got float 1.5"),
     ("tasks: [click-test]\npointer: {no_field: 1}\n", "pointer: unknown field 'no_field'"),
+    ("tasks: [click-test]\neval_seed: -1\n", "eval_seed"),
 ])
 def test_config_errors_are_one_line(tmp_path, yaml_text, says):
     p = tmp_path / "c.yaml"
     p.write_text(yaml_text)
     with pytest.raises(ConfigError, match=says):
         MiniWoBConfig.load(p)
+
+
+def test_the_evaluation_seed_block_is_configurable_and_printed():
+    """Settings are chosen on a validation block and reported on the table's (7)."""
+    assert MiniWoBConfig(tasks=["click-test"]).eval_seed == 7
+    md = results_markdown(MiniWoBConfig(tasks=["click-test"], methods=["bc"], eval_seed=3), [], [], {}, {})
+    assert "fresh instances per task and method (seed block 3)" in md
+    from navrl.tasks.registry import SuiteOptions, get_suite
+    suite, opts = get_suite("miniwob"), SuiteOptions(names=("click-test",), phone="160x210@1")
+    assert {t.seed for t in suite.tasks(4, 3, opts)}.isdisjoint(t.seed for t in suite.tasks(4, 7, opts))
 
 
 def test_anchor_table_reads_empty_cells_as_missing(tmp_path):
