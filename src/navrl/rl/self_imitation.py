@@ -24,11 +24,9 @@ def positive_outputs(batch: Batch, advantages: torch.Tensor,
     ``episode``), every sample with advantage > 0 of a successful episode.
 
     ``advantages`` float [B, T] (the estimator's, aligned with ``batch.step_rewards``)."""
-    if succeeded is None:
-        return [(s.prompt, list(s.output_ids)) for s in batch.samples
-                if float(batch.step_rewards[s.b, s.t]) > 0 and float(advantages[s.b, s.t]) > 0]
-    return [(s.prompt, list(s.output_ids)) for s in batch.samples
-            if bool(succeeded[s.b]) and float(advantages[s.b, s.t]) > 0]
+    def earned(s) -> bool:
+        return bool(succeeded[s.b]) if succeeded is not None else float(batch.step_rewards[s.b, s.t]) > 0
+    return [(s.prompt, list(s.output_ids)) for s in batch.samples if float(advantages[s.b, s.t]) > 0 and earned(s)]
 
 
 def self_imitation_loss(policy: Policy, items: list[tuple[str, list[int]]]) -> torch.Tensor:
