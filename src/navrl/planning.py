@@ -35,6 +35,11 @@ class PlannerOutput:
     value: float | None = None
     prompt: str | None = None
     usage: dict = field(default_factory=dict)
+    policy_logprobs: list[float] | None = None
+    """Where the output was sampled from an exploring behaviour policy (a mixture of the
+    planner with uniform or prior choices: ``exploration.explore``, ``explore_arg``,
+    ``explore_prior``): the planner's own log-probs of the same tokens, ``logprobs`` being the
+    behaviour's. None where the two are the same (``policy.off_policy_ratio`` reads both)."""
 
 
 @dataclass

@@ -44,7 +44,7 @@ def test_text_exploration_mixes_in_the_whole_texts_and_records_the_mixture():
     assert coarse.sum() < usable.sum() / 4          # a few whole texts among many sub-spans
     N, eps = 400, 0.5
     with pol.using(Sampling(temperature=1.0, explore_arg=eps)):
-        _, arg, _, logp, _, _, _ = pol._forward([e] * N, torch.full((N,), typ), None, None, 1.0, choose=True)
+        _, arg, _, logp, _, _, _, _ = pol._forward([e] * N, torch.full((N,), typ), None, None, 1.0, choose=True)
     pi = pol.score([PROMPT] * N, [[typ, int(a)] for a in arg]).logprobs[:, 1].detach().exp()
     want = (1 - eps) * pi + eps * torch.tensor([float(coarse[int(a)]) for a in arg]) / int(coarse.sum())
     assert torch.allclose(logp[:, 1].exp(), want, rtol=1e-4, atol=1e-7)
@@ -85,7 +85,7 @@ def test_node_exploration_is_uniform_over_nodes_accepting_the_kind_and_greedy_is
     legal = e.node_accept[:, tap]
     N = 300
     with pol.using(Sampling(temperature=1.0, explore_arg=0.999)):
-        _, arg, _, logp, _, _, _ = pol._forward([e] * N, torch.full((N,), tap), None, None, 1.0, choose=True)
+        _, arg, _, logp, _, _, _, _ = pol._forward([e] * N, torch.full((N,), tap), None, None, 1.0, choose=True)
     assert all(legal[int(a)] for a in arg)
     assert len({int(a) for a in arg}) == int(legal.sum())        # every accepting node is tried
     g1 = pol.decide(PROMPT)
@@ -100,7 +100,7 @@ def test_exploration_by_source_gives_each_source_an_equal_share_spread_by_the_po
     typ = KIND_ID["type"]
     N, eps = 600, 0.6
     with pol.using(Sampling(temperature=1.0, explore_arg=eps, explore_arg_by_source=True)):
-        _, arg, _, logp, _, _, _ = pol._forward([e] * N, torch.full((N,), typ), None, None, 1.0, choose=True)
+        _, arg, _, logp, _, _, _, _ = pol._forward([e] * N, torch.full((N,), typ), None, None, 1.0, choose=True)
     pi = torch.softmax(_arg_logits(pol, e, typ), -1)
     usable = torch.from_numpy(e.cand_use[:, 0]) & (pi > 0)
     src = torch.from_numpy(e.cand_src)
@@ -136,7 +136,7 @@ def test_exploration_from_a_prior_mixes_its_distribution_into_every_factor_and_r
     pol.prior = prior
     N, r = 500, 0.6
     with pol.using(Sampling(temperature=1.0, explore_prior=r)):
-        kind, arg, _, logp, _, _, _ = pol._forward([e] * N, None, None, None, 1.0, choose=True)
+        kind, arg, _, logp, _, _, _, _ = pol._forward([e] * N, None, None, None, 1.0, choose=True)
     want = (1 - r) * pi + r * pj
     assert torch.allclose(logp[:, 0].exp(), want[kind], rtol=1e-4, atol=1e-7)
     for k in set(kind.tolist()):                                   # the draws follow the mixture
@@ -145,14 +145,14 @@ def test_exploration_from_a_prior_mixes_its_distribution_into_every_factor_and_r
     # the argument factor too: with the prior's whole weight on a tap, the nodes follow the prior's pointer
     tap = KIND_ID["tap"]
     with pol.using(Sampling(temperature=1.0, explore_prior=0.999)):
-        _, a1, _, lp1, _, _, _ = pol._forward([e] * N, torch.full((N,), tap), None, None, 1.0, choose=True)
+        _, a1, _, lp1, _, _, _, _ = pol._forward([e] * N, torch.full((N,), tap), None, None, 1.0, choose=True)
     with prior.using(Sampling(temperature=1.0)):
-        _, _, _, lp2, _, _, _ = prior._forward([e] * N, torch.full((N,), tap), a1, None, 1.0, choose=False)
+        _, _, _, lp2, _, _, _, _ = prior._forward([e] * N, torch.full((N,), tap), a1, None, 1.0, choose=False)
     assert torch.allclose(lp1[:, 1].exp(), lp2[:, 1].exp(), atol=2e-3)
     # no prior set: the policy's own distribution is recorded; greedy decoding is untouched
     pol.prior = None
     with pol.using(Sampling(temperature=1.0, explore_prior=0.5)):
-        k3, _, _, lp3, _, _, _ = pol._forward([e] * 50, None, None, None, 1.0, choose=True)
+        k3, _, _, lp3, _, _, _, _ = pol._forward([e] * 50, None, None, None, 1.0, choose=True)
     assert torch.allclose(lp3[:, 0].exp(), pi[k3], rtol=1e-4, atol=1e-7)
     pol.prior = prior
     with pol.using(Sampling(greedy=True, explore_prior=0.9)):

@@ -104,7 +104,7 @@ def test_logprob_is_the_sum_of_factors_and_rescoring_agrees(trained, T):
     states = [p.state(pr) for pr in prompts]
     # sample decisions through the same forward pass plan() uses
     with torch.no_grad():
-        kind, arg, frame, logp, _, mask, _ = p._forward(states, None, None, None, T, choose=True)
+        kind, arg, frame, logp, _, mask, _, _ = p._forward(states, None, None, None, T, choose=True)
     outs = [Decision(int(k), int(a), int(f)).ids() for k, a, f in zip(kind, arg, frame)]
     rec = [logp[i, :len(o)].tolist() for i, o in enumerate(outs)]
     sb = p.score(prompts, outs, temperature=T)
@@ -129,11 +129,15 @@ def test_kind_exploration_records_the_behaviour_mixture(trained):
     p.sample, p.explore = True, eps
     try:
         with torch.no_grad():
-            kind, arg, frame, logp, _, mask, _ = p._forward(states, None, None, None, T, choose=True)
+            kind, arg, frame, logp, _, mask, _, own = p._forward(states, None, None, None, T, choose=True)
     finally:
         p.explore = 0.0
     outs = [Decision(int(k), int(a), int(f)).ids() for k, a, f in zip(kind, arg, frame)]
     sb = p.score(prompts, outs, temperature=T)
+    # the planner's own log-probs of the same choices are returned beside the mixture's
+    # (policy.off_policy_ratio takes PPO's ratio against them)
+    assert torch.allclose(own * mask, sb.logprobs[:, :3] * mask, atol=1e-5)
+    assert not torch.allclose(own[:, 0], logp[:, 0])
     legal = torch.from_numpy(np.stack([s.kind_mask for s in states]))
     if not p.frames:
         legal[:, KIND_ID["ask"]] = False
@@ -166,6 +170,31 @@ def test_plan_records_the_logprobs_score_recomputes(trained):
         assert sb.logprobs[i].sum().item() == pytest.approx(sum(s.logprobs), abs=1e-5)
         # the text it wrote parses back to the decision it made
         assert render_step(Decision.from_ids(s.token_ids), p.state(s.prompt), p.frames) == parse_plan(s.output).step
+        assert s.policy_logprobs is None      # nothing mixed in: the behaviour is the planner
+
+
+def test_exploring_rollouts_record_the_planners_own_logprobs_beside_the_behaviours(trained):
+    """With exploration on, each step records the behaviour mixture's log-probs (``logprobs``)
+    and the planner's own (``policy_logprobs``: what score recomputes), which differ."""
+    p, demos = trained
+    p.sample, p.temperature, p.explore, p.explore_arg = True, 1.0, 0.2, 0.3
+    from navrl.worlds.phone.suites import suite_tasks
+    from navrl.agent.grounders.accessibility import AccessibilityGrounder
+    from navrl.worlds.phone.judges import OracleJudge
+    from navrl.rollout.runner import EpisodeRunner
+    j = OracleJudge()
+    try:
+        trajs = EpisodeRunner(p, AccessibilityGrounder(), j, j, j).run(suite_tasks("train", 6, seed=3))
+    finally:
+        p.explore = p.explore_arg = 0.0
+    steps = [s for t in trajs for s in t.steps if s.token_ids]
+    assert len(steps) >= 6 and all(s.policy_logprobs is not None for s in steps)
+    sb = p.score([s.prompt for s in steps], [s.token_ids for s in steps], temperature=1.0)
+    differ = 0
+    for i, s in enumerate(steps):
+        assert sb.logprobs[i, :len(s.token_ids)].tolist() == pytest.approx(s.policy_logprobs, abs=1e-5)
+        differ += any(abs(a - b) > 1e-4 for a, b in zip(s.logprobs, s.policy_logprobs))
+    assert differ == len(steps)     # the kind factor mixes on every step
 
 
 def test_nodes_that_do_not_accept_a_kind_are_never_chosen(vocab):
@@ -200,7 +229,7 @@ def test_one_ppo_update_moves_decisions_with_their_advantages(trained):
     prompts = _contexts(demos, 32)
     states = [p.state(x) for x in prompts]
     with torch.no_grad():
-        kind, arg, frame, logp, _, mask, _ = p._forward(states, None, None, None, 1.0, choose=True)
+        kind, arg, frame, logp, _, mask, _, _ = p._forward(states, None, None, None, 1.0, choose=True)
     outs = [Decision(int(k), int(a), int(f)).ids() for k, a, f in zip(kind, arg, frame)]
     old = logp.clone()
     adv = torch.tensor([1.0 if i % 2 == 0 else -1.0 for i in range(len(outs))])

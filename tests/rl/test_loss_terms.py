@@ -127,6 +127,7 @@ def test_masked_rows_add_nothing_to_a_term_or_its_gradient(name):
     mask[:, 0] = True
     base = LossInputs(logp=logp, old_logp=logp + 0.3 * torch.randn(N, L), advantages=torch.randn(N), mask=mask,
                       entropy=torch.rand(N, L), ref_logp=logp + 0.3 * torch.randn(N, L), entropy_weight=torch.rand(N, L),
+                      is_weight=torch.rand(N, L) + 0.1,
                       demo_logp=logp * mask, demo_mask=mask, own_logp=logp * mask, own_mask=mask)
     junk = torch.full((2, L), float("nan"))
     junk[0, :2] = float("inf")
@@ -140,7 +141,7 @@ def test_masked_rows_add_nothing_to_a_term_or_its_gradient(name):
         variants = [more]
     else:
         cat = {f: torch.cat([getattr(base, f), junk]) for f in ("logp", "old_logp", "entropy", "ref_logp",
-                                                                "entropy_weight")}
+                                                                "entropy_weight", "is_weight")}
         padded = replace(base, mask=torch.cat([mask, off]), advantages=torch.cat([base.advantages, torch.ones(2)]),
                          **cat)
         invalid = replace(padded, mask=torch.cat([mask, ~off]), valid=torch.tensor([True] * N + [False] * 2))

@@ -165,7 +165,7 @@ def test_a_flat_config_saved_by_an_earlier_version_loads():
                                        "multi_app_share", "curriculum_practice", "unanimous_fail_penalty", "frontier_share",
                                        "curriculum_probe", "self_imitation_select", "entropy_control",
                                            "entropy_target_kind", "entropy_target_node", "entropy_target_text",
-                                           "entropy_control_rate"}   # (these came later: defaults)
+                                           "entropy_control_rate", "off_policy_ratio", "is_weight_cap"}   # (these came later: defaults)
     assert TrainConfig.from_saved(flat) == get_preset("demo").train
     assert migrate_saved(flat)["policy.clip_eps"] == 0.2
     with pytest.raises(ConfigError, match="'tasks_per_update' is now 'rollout.tasks_per_update'"):

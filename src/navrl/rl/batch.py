@@ -25,6 +25,9 @@ class Sample:
     prompt: str
     output_ids: list[int]
     old_logprobs: list[float]
+    """The behaviour policy's log-probs of the output (what sampled it)."""
+    policy_logprobs: list[float] | None = None
+    """The planner's own, where exploration mixed other choices in (else None: the same)."""
 
 
 @dataclass
@@ -73,7 +76,8 @@ class Batch:
                 if s.phash is not None:
                     ph[b, s.t] = to_signed64(s.phash)
                 if tr.valid and s.token_ids and s.logprobs is not None and s.prompt is not None:
-                    samples.append(Sample(b, s.t, s.prompt, list(s.token_ids), list(s.logprobs)))
+                    samples.append(Sample(b, s.t, s.prompt, list(s.token_ids), list(s.logprobs),
+                                          None if s.policy_logprobs is None else list(s.policy_logprobs)))
         return Batch(step_rewards=r,
                      terminal_rewards=torch.tensor([t.terminal_reward for t in trajs], dtype=torch.float32),
                      step_mask=mask, valid=torch.tensor([t.valid for t in trajs], dtype=torch.bool),
@@ -88,7 +92,9 @@ class Minibatch:
     ``prompts`` / ``outputs``: the U distinct (prompt, output) pairs among the kept samples
     (sibling rollouts that reach the same state and choose the same output are scored once);
     ``rows`` long [n]: the pair of each kept sample, in minibatch order; ``old_logprobs``
-    float [n, W]: the rollout's log-probs (W = the longest output, zero padded);
+    float [n, W]: the log-probs PPO's ratio is taken against (W = the longest output, zero
+    padded): the behaviour policy's, or the planner's own at sampling (``policy.off_policy_ratio``);
+    ``is_weight`` float [n, W] or None: the tokens' importance weights (``decoupled``);
     ``advantages`` float [n]; ``scale``: kept output tokens / the minibatch's output tokens
     (the token-mean denominator of the whole minibatch when zero advantages are left out);
     ``size``: samples in the minibatch before any was left out.
@@ -101,6 +107,7 @@ class Minibatch:
     advantages: torch.Tensor
     scale: float
     size: int
+    is_weight: torch.Tensor | None = None
 
     @property
     def empty(self) -> bool:
@@ -114,6 +121,15 @@ class Minibatch:
             return self.old_logprobs[:, :L]
         return torch.nn.functional.pad(self.old_logprobs, (0, L - W))
 
+    def weight_width(self, L: int) -> torch.Tensor | None:
+        """``is_weight`` cut or padded with ones to L tokens: float [n, L], or None."""
+        if self.is_weight is None:
+            return None
+        W = self.is_weight.shape[1]
+        if L <= W:
+            return self.is_weight[:, :L]
+        return torch.nn.functional.pad(self.is_weight, (0, L - W), value=1.0)
+
 
 def length_chunks(samples: list[Sample], size: int) -> list[list[Sample]]:
     """Minibatches of similar prompt length (less padding), in a deterministic order."""
@@ -121,11 +137,16 @@ def length_chunks(samples: list[Sample], size: int) -> list[list[Sample]]:
     return [order[i:i + size] for i in range(0, len(order), size)]
 
 
-def minibatches(samples: list[Sample], advantages: torch.Tensor, size: int, skip_zero: bool) -> list[Minibatch]:
+def minibatches(samples: list[Sample], advantages: torch.Tensor, size: int, skip_zero: bool,
+                ratio: str = "behaviour", cap: float = 1.0) -> list[Minibatch]:
     """The update's minibatches (:func:`length_chunks` order) with their PPO inputs.
 
     ``advantages`` float [B, T]; ``skip_zero``: leave the samples whose advantage is exactly 0
-    out (they add nothing to a clipped surrogate without KL or entropy terms)."""
+    out (they add nothing to a clipped surrogate without KL or entropy terms); ``ratio``
+    (``policy.off_policy_ratio``) and ``cap`` (``policy.is_weight_cap``): what PPO's ratio is
+    taken against for a sample exploration mixed (one with ``policy_logprobs``) — the behaviour's
+    log-probs (``behaviour``), or the planner's own (``proximal``; ``decoupled`` adds the
+    importance weight min(cap, pi_old / mu) per token)."""
     out = []
     for chunk in length_chunks(samples, size):
         adv = advantages[torch.tensor([s.b for s in chunk], dtype=torch.long),
@@ -140,9 +161,15 @@ def minibatches(samples: list[Sample], advantages: torch.Tensor, size: int, skip
         rows = [pairs.setdefault((s.prompt, tuple(s.output_ids)), len(pairs)) for s in kept]
         W = max(1, max((len(s.old_logprobs) for s in kept), default=1))
         old = torch.zeros(len(kept), W)
+        mixed = ratio != "behaviour" and any(s.policy_logprobs is not None for s in kept)
+        weight = torch.ones(len(kept), W) if mixed and ratio == "decoupled" else None
         for i, s in enumerate(kept):
-            old[i, :len(s.old_logprobs)] = torch.tensor(s.old_logprobs)
+            mu = torch.tensor(s.old_logprobs)
+            own = torch.tensor(s.policy_logprobs) if mixed and s.policy_logprobs is not None else None
+            old[i, :len(mu)] = mu if own is None else own
+            if weight is not None and own is not None:
+                weight[i, :len(own)] = (own - mu).exp().clamp(max=cap)
         out.append(Minibatch(prompts=[p for p, _ in pairs], outputs=[list(o) for _, o in pairs],
                              rows=torch.tensor(rows, dtype=torch.long), old_logprobs=old, advantages=adv,
-                             scale=scale, size=len(chunk)))
+                             scale=scale, size=len(chunk), is_weight=weight))
     return out

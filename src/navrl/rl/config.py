@@ -52,6 +52,9 @@ __all__ = ["ConfigError", "TrainConfig", "RolloutConfig", "AdvantageConfig", "Po
 SELF_IMITATION_SELECT = ("step", "episode")
 """Values of ``exploration.self_imitation_select``."""
 
+OFF_POLICY_RATIO = ("behaviour", "decoupled", "proximal")
+"""Values of ``policy.off_policy_ratio``."""
+
 
 class ConfigError(ValueError):
     """A configuration value is invalid (out of range, wrong kind, unsupported)."""
@@ -127,6 +130,26 @@ class PolicyConfig:
 
     clip_eps: float = 0.2
     """PPO ratio clip range (docs/design.md §5e: 0.2)."""
+
+    off_policy_ratio: str = "behaviour"
+    """What PPO's ratio is taken against when the rollouts explore, i.e. sample from a behaviour
+    policy mu that mixes the planner with uniform or prior choices (``exploration.explore``,
+    ``explore_arg``, ``explore_prior``; without them all three are the same update):
+
+    - ``behaviour``: r = pi / mu, clipped at 1 +- clip_eps. The planner's favourite choice has
+      mu < pi_old (a share of the draws went to exploration), so its r starts above 1 + clip_eps
+      (~1.4 at explore_arg 0.3) and a positive advantage there moves nothing; an exploratory
+      choice's r starts near pi_old / mu, close to 0, and so does what it teaches;
+    - ``decoupled``: decoupled PPO (Hilton, Cobbe and Schulman 2022): r = pi / pi_old, pi_old the
+      planner's own distribution when it sampled (the trust region is around the planner, not
+      around the mixture), each token weighted by the importance weight min(is_weight_cap,
+      pi_old / mu), as V-trace truncates (unbiased below the cap);
+    - ``proximal``: r = pi / pi_old with no importance weight: a choice exploration made counts
+      as if the planner had made it (biased toward what exploration tried, which is then learnt
+      at full weight, as self-imitation learns it)."""
+
+    is_weight_cap: float = 1.0
+    """Truncation of ``decoupled``'s importance weight pi_old / mu (V-trace's rho-bar)."""
 
     ppo_epochs: int = 1
     """Passes over each batch of rollouts per update."""
@@ -639,6 +662,11 @@ class TrainConfig:
                               f"set {P['diagnostics_samples']} > 0")
         if real("self_imitation") < 0.0:
             raise ConfigError(f"{P['self_imitation']} must be >= 0, got {v['self_imitation']}")
+        if v["off_policy_ratio"] not in OFF_POLICY_RATIO:
+            raise ConfigError(f"{P['off_policy_ratio']} must be one of {', '.join(OFF_POLICY_RATIO)}, "
+                              f"got {v['off_policy_ratio']!r}")
+        if real("is_weight_cap") <= 0.0:
+            raise ConfigError(f"{P['is_weight_cap']} must be > 0, got {v['is_weight_cap']}")
         if v["self_imitation_select"] not in SELF_IMITATION_SELECT:
             raise ConfigError(f"{P['self_imitation_select']} must be one of {', '.join(SELF_IMITATION_SELECT)}, "
                               f"got {v['self_imitation_select']!r}")

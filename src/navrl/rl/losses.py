@@ -173,7 +173,10 @@ class LossInputs:
     Attributes:
         logp: float [N, L] log-probs of the sampled tokens under the policy, at the rollout
             temperature (0 on padding).
-        old_logp: float [N, L] the same tokens' log-probs recorded at rollout time.
+        old_logp: float [N, L] the same tokens' log-probs recorded at rollout time (the behaviour
+            policy's, or the planner's own where exploration mixed: ``policy.off_policy_ratio``).
+        is_weight: float [N, L] per-token importance weights of the clipped surrogate (decoupled
+            PPO's min(cap, pi_old / mu)), read as a constant; None: 1.
         advantages: float [N] (one per step, broadcast to its tokens) or [N, L].
         mask: bool [N, L] output tokens.
         valid: bool [N] rows of valid trajectories, or None (every row counts).
@@ -190,6 +193,7 @@ class LossInputs:
 
     logp: Tensor | None = None
     old_logp: Tensor | None = None
+    is_weight: Tensor | None = None
     advantages: Tensor | None = None
     mask: Tensor | None = None
     valid: Tensor | None = None
@@ -333,14 +337,20 @@ def _ratios(x: LossInputs) -> tuple[Tensor, Tensor, Tensor, Tensor]:
 @register_loss("ppo_clip", log="policy/pg_loss")
 def ppo_clip(x: LossInputs) -> Tensor:
     """Clipped PPO surrogate with per-token ratio r = exp(logp - old_logp):
-    token-mean over valid tokens of max(-A r, -A clip(r, 1 - eps, 1 + eps)), eps = ``clip_eps`` (``policy.clip_eps``).
+    token-mean over valid tokens of w max(-A r, -A clip(r, 1 - eps, 1 + eps)), eps = ``clip_eps``
+    (``policy.clip_eps``), w the token's importance weight ``is_weight`` (1 when None: decoupled
+    PPO's weight, ``policy.off_policy_ratio``).
 
-    Reads ``logp``, ``old_logp`` [N, L], ``advantages`` [N] or [N, L], ``mask`` [N, L],
-    ``valid`` [N]. Returns a scalar; a zero-advantage row adds nothing to it or its gradient."""
+    Reads ``logp``, ``old_logp`` [N, L], ``is_weight`` [N, L] or None, ``advantages`` [N] or
+    [N, L], ``mask`` [N, L], ``valid`` [N]. Returns a scalar; a zero-advantage row adds nothing
+    to it or its gradient."""
     m, adv, _, ratio = _ratios(x)
     surr = -adv * ratio
     surr_clipped = -adv * torch.clamp(ratio, 1.0 - x.clip_eps, 1.0 + x.clip_eps)
-    return masked_token_mean(torch.maximum(surr, surr_clipped), m)
+    tok = torch.maximum(surr, surr_clipped)
+    if x.is_weight is not None:   # masked before the product: junk off the mask must not reach the value
+        tok = tok * torch.where(m, x.is_weight.detach().to(tok.dtype), torch.ones_like(tok))
+    return masked_token_mean(tok, m)
 
 
 @register_loss("kl_ref", coef="policy.kl_coef", reads=("samples", "reference"), zero_advantage_free=False,

@@ -467,7 +467,8 @@ class Trainer:
                 prm.grad = torch.zeros_like(prm)
         # the minibatches' inputs once per update (every epoch reads them); shuffling them is
         # shuffling their chunks: random.shuffle's draws depend on the length alone
-        mbs = minibatches(S, advantages, cfg.policy.minibatch_size, skip_zero)
+        mbs = minibatches(S, advantages, cfg.policy.minibatch_size, skip_zero, cfg.policy.off_policy_ratio,
+                          cfg.policy.is_weight_cap)
 
         def step(loss: torch.Tensor) -> None:
             t0 = clock()
@@ -571,8 +572,8 @@ class Trainer:
             if self.entropy_ctl is not None:     # each position weighted by its factor's coefficient now
                 ew = factor_weights(pol.decision_factors(mb.outputs, ent.shape[1]), self.entropy_ctl.weights(),
                                     ent.shape[1])[rows]
-            return dict(logp=logp, old_logp=mb.old_width(logp.shape[1]), advantages=mb.advantages, mask=mask,
-                        entropy=ent, entropy_weight=ew)
+            return dict(logp=logp, old_logp=mb.old_width(logp.shape[1]), is_weight=mb.weight_width(logp.shape[1]),
+                        advantages=mb.advantages, mask=mask, entropy=ent, entropy_weight=ew)
         if src == "entropy":      # (scored with the samples)
             return {} if have.get("samples") else None
         if src == "reference":

@@ -24,7 +24,8 @@ class Step:
     ui_text: str = ""                 # the before-screen as text
     prompt: str | None = None
     token_ids: list[int] | None = None
-    logprobs: list[float] | None = None
+    logprobs: list[float] | None = None   # the behaviour policy's (what sampled the tokens)
+    policy_logprobs: list[float] | None = None   # the planner's own where exploration mixed (else None)
     value: float | None = None
     user_answer: str | None = None
     timings: dict = field(default_factory=dict)

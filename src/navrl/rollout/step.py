@@ -79,7 +79,8 @@ class Stepper:
         t = len(ep.traj.steps)
         shash = ui_hash(obs)
         st = Step(t=t, output=out.text, parsed=False, screen_hash=shash, ui_text=obs.ui_text(), prompt=out.prompt,
-                  token_ids=out.token_ids, logprobs=out.logprobs, value=out.value, usage=dict(out.usage))
+                  token_ids=out.token_ids, logprobs=out.logprobs, policy_logprobs=out.policy_logprobs,
+                  value=out.value, usage=dict(out.usage))
         if self.record_frames:
             ep.traj.frames.append(obs.png)
         if self.phash is not None:

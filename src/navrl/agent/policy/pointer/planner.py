@@ -186,7 +186,9 @@ class PointerPlanner(Policy):
         Runs the batch in chunks of states of similar size (each chunk is padded only to its
         own largest state: 2-3x less work than padding a whole PPO minibatch to its largest).
         Returns kind [B], arg [B], frame [B], logp [B,3], ent [B,3] (scoring only: zeros when
-        ``choose``), mask [B,3], state [B,D]."""
+        ``choose``), mask [B,3], state [B,D], own [B,3]: ``logp`` of the behaviour policy that
+        chose (the planner mixed with exploration's choices when sampling with exploration on),
+        ``own`` the planner's own log-probs of the same choices (``logp`` where nothing mixed)."""
         B = len(states)
         if B <= self.chunk_size:
             return self._forward_chunk(states, kinds, args, frames, temperature, choose)
@@ -224,6 +226,7 @@ class PointerPlanner(Policy):
         T = temperature
         zero = cls.new_zeros(B)
         logp, ent, mask = [zero] * 3, [zero] * 3, [zero] * 3   # per factor: kind, node or text, frame
+        own = [zero] * 3      # the planner's own log-prob of each chosen factor (before any mixing)
 
         prior = self.prior.model if (choose and self.sample and self.explore_prior > 0
                                      and self.prior is not None) else None
@@ -235,7 +238,7 @@ class PointerPlanner(Policy):
                    coarse: torch.Tensor | None = None, sources: torch.Tensor | None = None,
                    prior_logits: torch.Tensor | None = None):
             """Choose (or take ``given``) one factor of the states ``rows`` (all if None)."""
-            lp = torch.log_softmax(logits if T == 1.0 else logits / T, dim=-1)
+            lp = own_lp = torch.log_softmax(logits if T == 1.0 else logits / T, dim=-1)
             eps = self.explore if col == 0 else self.explore_arg if col == 1 else 0.0
             r = self.explore_prior if prior_logits is not None else 0.0
             if choose and self.sample and (eps > 0 or r > 0):
@@ -267,13 +270,15 @@ class PointerPlanner(Policy):
             else:
                 pick = given
                 chosen = lp.gather(1, pick.clamp(min=0)[:, None]).squeeze(1)
+            mine = chosen if own_lp is lp else own_lp.gather(1, pick.clamp(min=0)[:, None]).squeeze(1)
             h = None if choose else -(lp.exp() * lp).sum(-1)   # entropy: scoring reads it, plan does not
             if rows is None:
-                logp[col], mask[col] = chosen, torch.ones_like(zero)
+                logp[col], mask[col], own[col] = chosen, torch.ones_like(zero), mine
                 if h is not None:
                     ent[col] = h
             else:
                 logp[col] = torch.where(rows, chosen, logp[col])
+                own[col] = torch.where(rows, mine, own[col])
                 mask[col] = torch.where(rows, 1.0, mask[col])
                 if h is not None:
                     ent[col] = torch.where(rows, h, ent[col])
@@ -322,7 +327,8 @@ class PointerPlanner(Policy):
                                                len(self.frames)),
                        None if frames is None else torch.where(is_ask, frames, 0).clamp(min=0), 2, is_ask)
             frame = torch.where(is_ask, f, frame)
-        return kind, arg, frame, torch.stack(logp, 1), torch.stack(ent, 1), torch.stack(mask, 1), cls
+        return (kind, arg, frame, torch.stack(logp, 1), torch.stack(ent, 1), torch.stack(mask, 1), cls,
+                torch.stack(own, 1))
 
     # ------------------------------------------------------------------ generation
     @torch.inference_mode()
@@ -340,14 +346,19 @@ class PointerPlanner(Policy):
             prompts.append(p)
             states.append(e)
         T = self.temperature if self.sample else 1.0
-        kind, arg, frame, logp, _, mask, cls = self._forward(states, None, None, None, T, choose=True)
+        kind, arg, frame, logp, _, mask, cls, own = self._forward(states, None, None, None, T, choose=True)
         values = self.plan_values(cls, len(states))
+        mixed = self.sample and (self.explore > 0 or self.explore_arg > 0 or
+                                 (self.explore_prior > 0 and self.prior is not None))
+        owns = own.tolist() if mixed else [None] * len(states)
         out = []
-        for i, (e, k, a, f, lp) in enumerate(zip(states, kind.tolist(), arg.tolist(), frame.tolist(), logp.tolist())):
+        for i, (e, k, a, f, lp, mine) in enumerate(zip(states, kind.tolist(), arg.tolist(), frame.tolist(),
+                                                       logp.tolist(), owns)):
             d = Decision(k, a, f)
             ids = d.ids()
             out.append(PlannerOutput(render_text(d, e, self.frames), token_ids=ids, logprobs=lp[:len(ids)],
-                                     value=values[i], prompt=prompts[i]))
+                                     value=values[i], prompt=prompts[i],
+                                     policy_logprobs=None if mine is None else mine[:len(ids)]))
         return out
 
     def decide(self, prompt: str) -> Decision:
@@ -378,7 +389,7 @@ class PointerPlanner(Policy):
         kinds = torch.tensor([d.kind for d in ds])
         args = torch.tensor([d.arg for d in ds])
         frames = torch.tensor([d.frame for d in ds])
-        _, _, _, logp, ent, mask, cls = self._forward(states, kinds, args, frames, temperature, choose=False)
+        _, _, _, logp, ent, mask, cls, _ = self._forward(states, kinds, args, frames, temperature, choose=False)
         return ScoredBatch(logp * mask, mask, ent * mask, cls)
 
 
