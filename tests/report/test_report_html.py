@@ -43,6 +43,11 @@ def test_the_report_plots_the_diagnostics_or_says_why_not(tmp_path):
     page = build_report(tmp_path / "r").read_text()
     assert "<h2>Exploration diagnostics</h2><p>What each update" in page
     assert diagnostics_curves([{"update": 1, "success": 0.5}]) is None
+    # an exploring run's behaviour gap is drawn beside the zero-advantage share
+    fig = diagnostics_curves([{"update": u, "diag": {"zero_advantage_steps": 0.3,
+                                                     "behaviour_gap": {"outside_clip": 0.1 * u, "kl": 0.2}}}
+                              for u in (1, 2)])
+    assert [list(ln.get_ydata()) for ln in fig.axes[2].lines] == [[0.3, 0.3], [0.1, 0.2]]
     old = tmp_path / "old"
     old.mkdir()
     (old / "metrics.jsonl").write_text(json.dumps({"kind": "update", "update": 1, "success": 0.5}) + "\n")

@@ -9,6 +9,7 @@ import torch
 
 from navrl.rl.batch import Sample, minibatches
 from navrl.rl.config import ConfigError
+from navrl.rl.diagnostics import behaviour_gap
 from navrl.rl.losses import LossInputs, ppo_clip, sample_stats
 from navrl.rl.presets import get_preset
 
@@ -135,10 +136,24 @@ def test_a_trainer_update_on_exploring_rollouts_starts_at_ratio_one_only_against
         "exploration.explore": 0.2, "exploration.explore_arg": 0.3, "exploration.rollout_temperature": 1.0,
         "policy.off_policy_ratio": mode})
     tr = Trainer(copy.deepcopy(small_planner), cfg, tmp_path, log=False)
-    batch = Batch.from_trajectories(tr.collect()[0])
+    trajs = tr.collect()[0]
+    batch = Batch.from_trajectories(trajs)
     assert batch.samples and all(s.policy_logprobs is not None for s in batch.samples)
     st = tr._update_policy(batch, torch.ones(batch.step_mask.shape) * batch.step_mask)
     if mode == "proximal":
         assert st["policy/approx_kl"] == pytest.approx(0.0, abs=1e-6) and st["policy/clip_fraction"] == 0.0
     else:
         assert st["policy/approx_kl"] > 1e-3 and st["policy/clip_fraction"] > 0.0
+    # the update's diagnostics say how far the behaviour was from the planner, whatever the mode
+    gap = tr._diagnostics(trajs, batch, torch.zeros(batch.step_mask.shape), batch.step_mask)["behaviour_gap"]
+    assert 0.0 < gap["outside_clip"] < 1.0 and gap["kl"] > 0.0
+
+
+def test_behaviour_gap_by_hand():
+    # pi_old / mu: 0.9 / 0.66 (outside 1.2), 0.001 / 0.0307 (outside 0.8), 1 (inside); a plain sample has none
+    lmu, lpi = [math.log(0.66), math.log(0.0307)], [math.log(0.9), math.log(0.001)]
+    gap = behaviour_gap([(lmu, lpi), ([-0.5], [-0.5])], 0.2)
+    r = [0.9 / 0.66, 0.001 / 0.0307, 1.0]
+    assert gap["outside_clip"] == pytest.approx(2 / 3)
+    assert gap["kl"] == pytest.approx(sum(x - 1 - math.log(x) for x in r) / 3, rel=1e-9)
+    assert behaviour_gap([], 0.2) is None

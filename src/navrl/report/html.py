@@ -87,7 +87,8 @@ def diagnostics_curves(updates: list[dict]):
     """The exploration diagnostics each update logs under ``diag`` (navrl.rl.diagnostics), or
     None when no update has them (runs of earlier versions): entropy per decision factor, the
     share of task groups whose rollouts all ended alike, the share of steps with a zero
-    advantage, and training success per task family."""
+    advantage (and, where exploration mixed, of sampled tokens whose behaviour ratio starts
+    outside PPO's clip range), and training success per task family."""
     rows = [(u["update"], u["diag"]) for u in updates if isinstance(u.get("diag"), dict)]
     if not rows:
         return None
@@ -120,6 +121,10 @@ def diagnostics_curves(updates: list[dict]):
         else:
             _absent(ax, "no group of two valid rollouts" if key == "zero_variance_groups" else "no valid step")
         ax.set_title(title + " (share)")
+    gap = [(x, d["behaviour_gap"]["outside_clip"]) for x, d in rows if isinstance(d.get("behaviour_gap"), dict)]
+    if gap:    # exploring rollouts: tokens that start the update outside the clip range against mu
+        axes[2].plot(*zip(*gap), marker=".", lw=1.2, label="tokens with pi_old/mu outside the clip")
+        axes[2].legend(fontsize=8)
     lines(axes[3], "success_by_family", "training success per task family")
     fig.tight_layout()
     return fig

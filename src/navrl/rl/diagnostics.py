@@ -18,7 +18,7 @@ import torch
 from torch import Tensor
 
 __all__ = ["zero_variance_groups", "zero_advantage_share", "factor_entropy", "success_by_family",
-           "success_by_template"]
+           "success_by_template", "behaviour_gap"]
 
 
 @torch.no_grad()
@@ -105,3 +105,24 @@ def success_by_template(trajectories: Iterable) -> dict[str, float]:
     """Success rate of the valid trajectories per task template (a phone-world template, a
     MiniWoB++ task: one family, ``single``, holds every MiniWoB++ task), else ``"?"``."""
     return _success_by(trajectories, ("template",))
+
+
+def behaviour_gap(pairs: Iterable[tuple[Sequence[float], Sequence[float]]], clip_eps: float) -> dict[str, float] | None:
+    """How far exploring rollouts' behaviour mu was from the planner pi_old on the tokens it
+    sampled: ``outside_clip``, the share whose pi_old / mu lies outside [1 - eps, 1 + eps] (with
+    ``policy.off_policy_ratio`` ``behaviour`` those tokens start the update outside PPO's trust
+    region: a favourite choice's positive advantage clipped, an explored one's scaled toward 0),
+    and ``kl``, the token mean of the k3 estimate (pi_old/mu - 1) - log(pi_old/mu) of KL(mu || pi_old).
+    None when no sample was drawn by a mixing behaviour.
+
+    Args:
+        pairs: (behaviour log-probs, planner log-probs) of each sample that has both, token by token.
+        clip_eps: PPO's clip range.
+    """
+    lr = [p - b for mu, pi in pairs for b, p in zip(mu, pi)]
+    if not lr:
+        return None
+    x = torch.tensor(lr, dtype=torch.float64)
+    r = x.exp()
+    outside = ((r < 1 - clip_eps) | (r > 1 + clip_eps)).double().mean()
+    return {"outside_clip": float(outside), "kl": float((torch.expm1(x) - x).mean())}

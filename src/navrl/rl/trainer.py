@@ -34,8 +34,8 @@ from navrl.rl.advantages import (AdvantageInputs, AdvantageOutputs, compute_adva
                                  unanimous_anchor_steps, unanimous_failure_credit)
 from navrl.rl.batch import Batch, Minibatch, Sample, first_failed_step, length_chunks, minibatches
 from navrl.rl.entropy_control import EntropyController, factor_weights
-from navrl.rl.diagnostics import (factor_entropy, success_by_family, success_by_template, zero_advantage_share,
-                                  zero_variance_groups)
+from navrl.rl.diagnostics import (behaviour_gap, factor_entropy, success_by_family, success_by_template,
+                                  zero_advantage_share, zero_variance_groups)
 from navrl.rl.callbacks import Callback, FitResult
 from navrl.rl.config import ConfigError, TrainConfig
 from navrl.rl.critic import CriticAdapter
@@ -367,6 +367,10 @@ class Trainer:
         out: dict = {"zero_variance_groups": flat / groups if groups else None, "groups": groups,
                      "zero_advantage_steps": zero_advantage_share(advantages, mask),
                      "success_by_family": success_by_family(trajs), "success_by_template": success_by_template(trajs)}
+        gap = behaviour_gap(((s.old_logprobs, s.policy_logprobs) for s in batch.samples if s.policy_logprobs is not None),
+                            self.cfg.policy.clip_eps)
+        if gap is not None:     # exploration mixed: how far the behaviour was from the planner
+            out["behaviour_gap"] = gap
         n = self.cfg.run.diagnostics_samples
         samples = batch.samples
         if n > 0 and samples:
