@@ -104,7 +104,7 @@ def test_without_exploration_every_mode_is_the_same_minibatch():
 
 
 def test_the_config_names_its_modes_and_a_positive_cap():
-    assert get_preset("demo").train.policy.off_policy_ratio == "behaviour"
+    assert get_preset("demo").train.policy.off_policy_ratio == "decoupled"
     with pytest.raises(ConfigError, match="off_policy_ratio"):
         get_preset("demo").train.override({"policy.off_policy_ratio": "mixture"}).validate()
     with pytest.raises(ConfigError, match="is_weight_cap"):

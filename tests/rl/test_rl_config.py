@@ -166,7 +166,9 @@ def test_a_flat_config_saved_by_an_earlier_version_loads():
                                        "curriculum_probe", "self_imitation_select", "entropy_control",
                                            "entropy_target_kind", "entropy_target_node", "entropy_target_text",
                                            "entropy_control_rate", "off_policy_ratio", "is_weight_cap"}   # (these came later: defaults)
-    assert TrainConfig.from_saved(flat) == get_preset("demo").train
+    # (a config saved before policy.off_policy_ratio ran against the behaviour policy: it resumes so)
+    assert TrainConfig.from_saved(flat) == get_preset("demo").train.override({"policy.off_policy_ratio": "behaviour"})
+    assert TrainConfig.from_saved(get_preset("demo").train.to_dict()) == get_preset("demo").train
     assert migrate_saved(flat)["policy.clip_eps"] == 0.2
     with pytest.raises(ConfigError, match="'tasks_per_update' is now 'rollout.tasks_per_update'"):
         TrainConfig.from_dict(flat)                          # the same dict from a user: refused

@@ -131,7 +131,7 @@ class PolicyConfig:
     clip_eps: float = 0.2
     """PPO ratio clip range (docs/design.md §5e: 0.2)."""
 
-    off_policy_ratio: str = "behaviour"
+    off_policy_ratio: str = "decoupled"
     """What PPO's ratio is taken against when the rollouts explore, i.e. sample from a behaviour
     policy mu that mixes the planner with uniform or prior choices (``exploration.explore``,
     ``explore_arg``, ``explore_prior``; without them all three are the same update):
@@ -146,7 +146,10 @@ class PolicyConfig:
       pi_old / mu), as V-trace truncates (unbiased below the cap);
     - ``proximal``: r = pi / pi_old with no importance weight: a choice exploration made counts
       as if the planner had made it (biased toward what exploration tried, which is then learnt
-      at full weight, as self-imitation learns it)."""
+      at full weight, as self-imitation learns it).
+
+    ``decoupled`` by measurement (docs/results/exploration.md §17): on issue #26's reduction it kept
+    the end games ``behaviour`` lost and finished more of the last three steps in every pairing."""
 
     is_weight_cap: float = 1.0
     """Truncation of ``decoupled``'s importance weight pi_old / mu (V-trace's rho-bar)."""
@@ -755,8 +758,12 @@ class TrainConfig:
         """Build and validate from a config read back from a file that navrl wrote (a
         checkpoint's ``config``, a run folder's record): as :meth:`from_dict`, and a flat dict
         of an earlier version (``{"clip_eps": 0.2, ...}``) has its names moved to their
-        sections first (:func:`migrate_saved`)."""
-        return cls.from_dict(migrate_saved(data))
+        sections first (:func:`migrate_saved`). A config saved before ``policy.off_policy_ratio``
+        existed ran with the ratio against the behaviour policy: it resumes with that."""
+        out = migrate_saved(data)
+        if any(k.startswith("policy.") for k in out) and "policy.off_policy_ratio" not in out:
+            out["policy.off_policy_ratio"] = "behaviour"
+        return cls.from_dict(out)
 
     @classmethod
     def field_docs(cls) -> dict[str, str]:
