@@ -116,19 +116,17 @@ class Minibatch:
 
     def old_width(self, L: int) -> torch.Tensor:
         """``old_logprobs`` cut or zero padded to L tokens: float [n, L]."""
-        W = self.old_logprobs.shape[1]
-        if L <= W:
-            return self.old_logprobs[:, :L]
-        return torch.nn.functional.pad(self.old_logprobs, (0, L - W))
+        return _to_width(self.old_logprobs, L, 0.0)
 
     def weight_width(self, L: int) -> torch.Tensor | None:
         """``is_weight`` cut or padded with ones to L tokens: float [n, L], or None."""
-        if self.is_weight is None:
-            return None
-        W = self.is_weight.shape[1]
-        if L <= W:
-            return self.is_weight[:, :L]
-        return torch.nn.functional.pad(self.is_weight, (0, L - W), value=1.0)
+        return None if self.is_weight is None else _to_width(self.is_weight, L, 1.0)
+
+
+def _to_width(t: torch.Tensor, L: int, fill: float) -> torch.Tensor:
+    """``t`` [n, W] cut to its first L columns, or padded with ``fill`` to L."""
+    W = t.shape[1]
+    return t[:, :L] if L <= W else torch.nn.functional.pad(t, (0, L - W), value=fill)
 
 
 def length_chunks(samples: list[Sample], size: int) -> list[list[Sample]]:
@@ -138,7 +136,7 @@ def length_chunks(samples: list[Sample], size: int) -> list[list[Sample]]:
 
 
 def minibatches(samples: list[Sample], advantages: torch.Tensor, size: int, skip_zero: bool,
-                ratio: str = "behaviour", cap: float = 1.0) -> list[Minibatch]:
+                ratio: str | None = None, cap: float | None = None) -> list[Minibatch]:
     """The update's minibatches (:func:`length_chunks` order) with their PPO inputs.
 
     ``advantages`` float [B, T]; ``skip_zero``: leave the samples whose advantage is exactly 0
@@ -146,7 +144,10 @@ def minibatches(samples: list[Sample], advantages: torch.Tensor, size: int, skip
     (``policy.off_policy_ratio``) and ``cap`` (``policy.is_weight_cap``): what PPO's ratio is
     taken against for a sample exploration mixed (one with ``policy_logprobs``) — the behaviour's
     log-probs (``behaviour``), or the planner's own (``proximal``; ``decoupled`` adds the
-    importance weight min(cap, pi_old / mu) per token)."""
+    importance weight min(cap, pi_old / mu) per token); None: ``PolicyConfig``'s defaults."""
+    from navrl.rl.config import PolicyConfig
+    ratio = PolicyConfig.off_policy_ratio if ratio is None else ratio
+    cap = PolicyConfig.is_weight_cap if cap is None else cap
     out = []
     for chunk in length_chunks(samples, size):
         adv = advantages[torch.tensor([s.b for s in chunk], dtype=torch.long),

@@ -119,10 +119,11 @@ def behaviour_gap(pairs: Iterable[tuple[Sequence[float], Sequence[float]]], clip
         pairs: (behaviour log-probs, planner log-probs) of each sample that has both, token by token.
         clip_eps: PPO's clip range.
     """
-    lr = [p - b for mu, pi in pairs for b, p in zip(mu, pi)]
-    if not lr:
+    from navrl.rl.losses import kl_k3
+    both = [(b, p) for mu, pi in pairs for b, p in zip(mu, pi)]
+    if not both:
         return None
-    x = torch.tensor(lr, dtype=torch.float64)
-    r = x.exp()
+    mu, pi = torch.tensor(both, dtype=torch.float64).unbind(1)
+    r = (pi - mu).exp()
     outside = ((r < 1 - clip_eps) | (r > 1 + clip_eps)).double().mean()
-    return {"outside_clip": float(outside), "kl": float((torch.expm1(x) - x).mean())}
+    return {"outside_clip": float(outside), "kl": float(kl_k3(mu, pi).mean())}

@@ -348,9 +348,9 @@ class PointerPlanner(Policy):
         T = self.temperature if self.sample else 1.0
         kind, arg, frame, logp, _, mask, cls, own = self._forward(states, None, None, None, T, choose=True)
         values = self.plan_values(cls, len(states))
-        mixed = self.sample and (self.explore > 0 or self.explore_arg > 0 or
-                                 (self.explore_prior > 0 and self.prior is not None))
-        owns = own.tolist() if mixed else [None] * len(states)
+        # the planner's own log-probs, recorded for the outputs exploration mixed (where they differ)
+        mixed = (own != logp).any(1).tolist()
+        owns = [o if m else None for o, m in zip(own.tolist(), mixed)]
         out = []
         for i, (e, k, a, f, lp, mine) in enumerate(zip(states, kind.tolist(), arg.tolist(), frame.tolist(),
                                                        logp.tolist(), owns)):
