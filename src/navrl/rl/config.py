@@ -422,6 +422,15 @@ class RunConfig:
     torch_threads: int = 1
     """Torch intra-op threads; 1 is fastest for the tiny planner on a shared 2-core machine."""
 
+    overlap: bool = False
+    """Collect the next update's rollouts while a learner process learns from the last ones
+    (one-step off-policy, :mod:`navrl.rl.overlap`): an update costs about the larger of rollout
+    and learning instead of their sum when two cores are free. The rollouts are sampled by the
+    planner one update old; PPO's ratio is taken against the planner at the update's start,
+    recomputed on them (with ``policy.off_policy_ratio`` ``decoupled``: importance-weighted
+    against what sampled them). Each process uses one torch thread (``torch_threads`` is not
+    read). Off: the sequential update, reproducible update by update."""
+
     max_masked_updates: int = 3
     """Stop the run (:class:`navrl.errors.Outage`, checkpoint saved) after this many updates in a
     row whose every trajectory was masked: an outage is not training. 0 never stops."""

@@ -42,6 +42,7 @@ from navrl.rl.critic import CriticAdapter
 from navrl.rl.curriculum import HandoverSchedule, shared_key, task_key
 from navrl.rl.losses import LossInputs, critic_loss, sample_stats
 from navrl.rl.metrics import MetricsLogger
+from navrl.rl.overlap import LearnerProcess, refresh_proximal
 from navrl.rl.replay import PoolReplay
 from navrl.rl.sampling import DynamicSampling, draw_with_share, is_multi_app
 from navrl.rl.self_imitation import positive_outputs
@@ -280,17 +281,19 @@ class Trainer:
         for i, v in acc.items():
             self.replay.update(i, sum(v) / len(v))
 
-    def learn(self, trajs, tm: dict | None = None, progress=None) -> UpdateStats:
+    def learn(self, trajs, tm: dict | None = None, progress=None, collected_at: int | None = None) -> UpdateStats:
         """3. advantages and 4. update from scored trajectories, then 5. log. The GC paced as
         in the rollouts (``RunnerConfig.gc_gen0``): the update featurises the PPO-ptx
-        demonstrations' augmented screens, many small objects."""
+        demonstrations' augmented screens, many small objects. ``collected_at``: the update
+        whose planner sampled ``trajs`` (``run.overlap``: one before this one); None, this one's."""
         with gc_paced(self.runner.cfg.gc_gen0):
-            return self._learn(trajs, tm, progress)
+            return self._learn(trajs, tm, progress, collected_at)
 
-    def _learn(self, trajs, tm: dict | None, progress) -> UpdateStats:
+    def _learn(self, trajs, tm: dict | None, progress, collected_at: int | None = None) -> UpdateStats:
         cfg = self.cfg
         u = self.update
         tm = dict(tm or {})
+        lag = 0 if collected_at is None else u - collected_at
         if trajs and not any(t.valid for t in trajs):
             return self._outage_update(trajs, tm)
         t1 = time.perf_counter()
@@ -336,6 +339,12 @@ class Trainer:
             # the baseline the advantages actually used: the critic before it saw this batch
             c_stats["critic/explained_variance_before"] = float(critic_loss(V, adv.returns, mask).explained_variance)
         frozen = cfg.policy_frozen(u)
+        if lag > 0 and not frozen and cfg.policy.off_policy_ratio != "behaviour":
+            # sampled by an older planner: PPO's ratio against this one (decoupled PPO's proximal policy)
+            t3 = time.perf_counter()
+            used = [s for s in batch.samples if not self._skips_zero() or float(adv.advantages[s.b, s.t]) != 0.0]
+            refresh_proximal(self.policy, used, cfg.exploration.rollout_temperature, cfg.policy.minibatch_size)
+            tm["update_refresh"] = time.perf_counter() - t3
         p_stats = {} if frozen else self._update_policy(batch, adv.advantages, progress, tm)
         tm["update"] = time.perf_counter() - t2
 
@@ -348,7 +357,7 @@ class Trainer:
             m["curriculum/handover_k"] = self.curriculum.summary()
         m.update(c_stats)
         m.update(p_stats)
-        m.update(policy_frozen=frozen, time=tm, samples=len(batch.samples), diag=diag)
+        m.update(policy_frozen=frozen, time=tm, samples=len(batch.samples), diag=diag, lag=lag)
         self.masked_total += m["masked"]
         self.masked_streak = 0
         m["masked_total"] = self.masked_total
@@ -440,6 +449,10 @@ class Trainer:
             stats.append(out)
         return stats[-1].stats()
 
+    def _skips_zero(self) -> bool:
+        """Whether the update leaves zero-advantage samples out (:attr:`skip_zero_advantages`)."""
+        return self.skip_zero_advantages and all(spec.zero_advantage_free for spec, _ in self.loss_terms)
+
     def _update_policy(self, batch: Batch, advantages: torch.Tensor, progress=None, tm: dict | None = None) -> dict:
         """PPO epochs over the batch's minibatches, one optimiser step each on the loss of
         :meth:`_step_loss`. Returns each logged value's mean over the steps that had it;
@@ -463,7 +476,7 @@ class Trainer:
             return {}
         agg: Counter = Counter()
         steps: Counter = Counter()      # per logged key: the optimiser steps that logged it
-        skip_zero = self.skip_zero_advantages and all(spec.zero_advantage_free for spec, _ in self.loss_terms)
+        skip_zero = self._skips_zero()
         # every parameter takes every optimiser step (AdamW moves on momentum even at a zero
         # gradient), whichever heads a minibatch's decisions happen to use
         for prm in pol.policy_parameters():
@@ -662,6 +675,28 @@ class Trainer:
                 "curriculum": self.curriculum.state() if self.curriculum is not None else None,
                 "entropy_control": self.entropy_ctl.state() if self.entropy_ctl is not None else None}
 
+    def learner_state(self) -> dict:
+        """What learning changes that the collecting side reads or checkpoints (``run.overlap``:
+        sent back by the learner process after each update, :meth:`apply_learner_state`)."""
+        return {"update": self.update, "policy": self.policy.state_dict_all(), "critic": self.critic.net.state_dict(),
+                "opt_policy": self.opt_policy.state_dict(), "opt_critic": self.opt_critic.state_dict(),
+                "masked_total": self.masked_total, "masked_streak": self.masked_streak,
+                "replay": self.replay.state() if self.replay is not None else None,
+                "entropy_control": self.entropy_ctl.state() if self.entropy_ctl is not None else None}
+
+    def apply_learner_state(self, st: dict) -> None:
+        """Take over the learner process's state (:meth:`learner_state`)."""
+        self.policy.load_state_dict_all(st["policy"])
+        self.critic.net.load_state_dict(st["critic"])
+        self.opt_policy.load_state_dict(st["opt_policy"])
+        self.opt_critic.load_state_dict(st["opt_critic"])
+        self.update = int(st["update"])
+        self.masked_total, self.masked_streak = int(st["masked_total"]), int(st["masked_streak"])
+        if self.replay is not None and st["replay"] is not None:
+            self.replay.load(st["replay"])
+        if self.entropy_ctl is not None and st["entropy_control"] is not None:
+            self.entropy_ctl.load(st["entropy_control"])
+
     def checkpoint_bytes(self) -> tuple[int, bytes]:
         """(update, serialized checkpoint) of the state right now: taken between updates, it is
         what Ctrl-C in the middle of the next update saves (never the half-updated state)."""
@@ -723,15 +758,15 @@ class Trainer:
             for cb in callbacks:
                 cb.on_fit_start(self, target)
                 started.append(cb)
-            while self.update < target:
+            if self.cfg.run.overlap and self.update < target:
+                self._fit_overlapped(target, callbacks, res)
+            while self.update < target and not res.stopped:
                 for cb in callbacks:
                     cb.on_update_start(self)
                 st = self.train_step()
                 res.history.append(st)
                 reasons = [cb.on_update_end(self, st) for cb in callbacks]
                 res.stopped = next((r for r in reasons if r), None)
-                if res.stopped:
-                    break
         except BaseException as e:
             res.error = e
         res.update = self.update
@@ -740,6 +775,36 @@ class Trainer:
         if res.error is not None:
             raise res.error
         return res
+
+
+    def _fit_overlapped(self, target: int, callbacks: Sequence[Callback], res: FitResult) -> None:
+        """``fit``'s loop with ``run.overlap``: while the learner process learns from one batch,
+        this process collects the next with the planner it has (one update old), then takes
+        the learner's state, logs and runs the callbacks. The callbacks see the same hooks in
+        the same order as in the sequential loop; a batch collected for an update after a
+        stopping rule's is dropped."""
+        learner = LearnerProcess(self)
+        try:
+            t0 = time.perf_counter()
+            trajs, judge = self.collect()
+            at, tm = self.update, {"rollout": time.perf_counter() - t0, "judge": judge}
+            while True:
+                for cb in callbacks:
+                    cb.on_update_start(self)
+                learner.submit(trajs, tm, at)
+                more = self.update + 1 < target
+                if more:      # the next batch, beside the learning
+                    t0 = time.perf_counter()
+                    trajs, judge = self.collect()
+                    at, tm = self.update, {"rollout": time.perf_counter() - t0, "judge": judge}
+                st = learner.result()      # (logs the learner's records)
+                res.history.append(st)
+                reasons = [cb.on_update_end(self, st) for cb in callbacks]
+                res.stopped = next((r for r in reasons if r), None)
+                if res.stopped or not more:
+                    return
+        finally:
+            learner.close()
 
 
 def load_checkpoint_file(path: str | Path) -> dict:
