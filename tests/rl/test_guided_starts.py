@@ -99,6 +99,11 @@ def test_trainer_guides_multi_app_groups_only_and_never_trains_on_guide_steps(tm
     assert len(batch.samples) == n_learner
     st = tr.learn(trajs)
     assert st.metrics["guided"] == 4
+    # success split by start: the guided ones and those from the first screen (its mean is the whole's)
+    g = [bool(t.success) for t in trajs if t.valid and t.info.get("guided_steps")]
+    u = [bool(t.success) for t in trajs if t.valid and not t.info.get("guided_steps")]
+    assert st.metrics["guided_success"] == sum(g) / len(g) and st.metrics["unguided_success"] == sum(u) / len(u)
+    assert abs(st.metrics["success"] - (sum(g) + sum(u)) / (len(g) + len(u))) < 1e-12
 
 
 def test_guided_start_is_checked_and_needs_a_guide_off_the_phone_world(tmp_path):

@@ -110,27 +110,27 @@ def main(argv=None) -> int:
     if a.resume:
         tr.load_checkpoint(a.resume)      # the policy, optimisers, RNGs and curriculum where that run stopped
         print(f"resumed at update {tr.update} from {a.resume}", flush=True)
-    while tr.update < cfg.run.num_updates:
-        t1 = time.perf_counter()
-        trajs, jt = tr.collect()
-        st = tr.learn(trajs, {"rollout": time.perf_counter() - t1, "judge": jt})
-        m = st.metrics
-        per: dict = {}
-        for t in trajs:
-            if t.valid:
-                per.setdefault(t.task["template"], []).append(bool(t.success))
-        unguided = [bool(t.success) for t in trajs if t.valid and not t.info.get("guided_steps")]
-        m = {**m, "start_success": sum(unguided) / len(unguided) if unguided else float("nan")}
-        hist.append({"update": st.update, "per_template": {k: sum(v) / len(v) for k, v in per.items()},
-                     "start_success": m["start_success"],
-                     **{k: v for k, v in m.items() if isinstance(v, (int, float, dict)) and k != "time"}})
-        keys = ("success", "guided_success", "start_success", "dynamic/zero_variance_share", "dynamic/success_all", "policy/entropy",
-                "policy/pg_loss", "policy/clip_fraction", "policy/self_imitation_loss")
-        print(f"update {st.update:3d} " + " ".join(f"{k.split('/')[-1]} {m[k]:.3f}" for k in keys
-                                                     if isinstance(m.get(k), (int, float))),
-              m.get("curriculum/handover_k", ""), f"{time.perf_counter() - t0:.0f}s", flush=True)
-        if a.save_every and st.update % a.save_every == 0:
-            tr.save_checkpoint()
+    from navrl.rl.callbacks import Callback
+
+    class Record(Callback):
+        """Each update's line and history row (``fit``'s loop, so ``--set run.overlap=True`` works)."""
+
+        def on_update_end(self, trainer, st):
+            m = st.metrics
+            start = m.get("unguided_success")
+            m = {**m, "start_success": float("nan") if start is None else start}
+            hist.append({"update": st.update, "per_template": dict(m.get("diag", {}).get("success_by_template", {})),
+                         "start_success": m["start_success"],
+                         **{k: v for k, v in m.items() if isinstance(v, (int, float, dict)) and k != "time"}})
+            keys = ("success", "guided_success", "start_success", "dynamic/zero_variance_share", "dynamic/success_all",
+                    "policy/entropy", "policy/pg_loss", "policy/clip_fraction", "policy/self_imitation_loss")
+            print(f"update {st.update:3d} " + " ".join(f"{k.split('/')[-1]} {m[k]:.3f}" for k in keys
+                                                         if isinstance(m.get(k), (int, float))),
+                  m.get("curriculum/handover_k", ""), f"{time.perf_counter() - t0:.0f}s", flush=True)
+            if a.save_every and st.update % a.save_every == 0:
+                trainer.save_checkpoint()
+
+    tr.fit(cfg.run.num_updates, [Record()])
     tr.save_checkpoint()
     after = {"train": table(policy, ks, a.eval_n, 0), "val": table(policy, ks, a.eval_n, 1)}
     from navrl.eval.intervals import paired_counts, paired_difference_interval

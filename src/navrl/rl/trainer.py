@@ -652,6 +652,8 @@ class Trainer:
         return {   # None, not 0, when nothing valid was measured
             "guided": len(guided),
             "guided_success": sum(t.success for t in guided) / len(guided) if guided else None,
+            "unguided_success": sum(t.success for t in valid if not t.info.get("guided_steps")) / (n - len(guided))
+                                if n > len(guided) else None,
             "success": sum(t.success for t in valid) / n if n else None,
             "mean_return": sum(t.total_reward for t in valid) / n if n else None,
             "episode_length": sum(t.length for t in valid) / n if n else None,
