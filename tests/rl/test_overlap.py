@@ -172,3 +172,12 @@ def test_an_outage_in_the_learner_is_logged_and_stops_the_run(qp, tmp_path) -> N
     assert [r["update"] for r in rows] == [1, 2] and all(r["all_masked"] for r in rows)
     assert tr.update == 2        # the outage's update is a completed one, as in the sequential loop
     assert mp.active_children() == []
+
+
+def test_a_planner_off_the_cpu_is_refused_before_anything_runs(qp, tmp_path) -> None:
+    from navrl.rl.config import ConfigError
+    tr = _trainer(qp, tmp_path)
+    tr.policy.policy_parameters = lambda: [torch.nn.Parameter(torch.zeros(1, device="meta"))]
+    with pytest.raises(ConfigError, match="must be on the CPU"):
+        tr.fit(2)
+    assert tr.update == 0 and mp.active_children() == []

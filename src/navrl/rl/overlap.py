@@ -51,6 +51,10 @@ class LearnerProcess:
     ``trainer`` (the collecting side)."""
 
     def __init__(self, trainer: "Trainer"):
+        from navrl.rl.config import ConfigError
+        if any(p.device.type != "cpu" for p in trainer.policy.policy_parameters()):
+            raise ConfigError("run.overlap forks the trainer into a learner process: the planner must be on the CPU "
+                              "(a CUDA context does not survive a fork); run without run.overlap")
         self.trainer = trainer
         ctx = mp.get_context("fork")
         self._conn, child = ctx.Pipe()
