@@ -117,6 +117,7 @@ def _cases():
         ["play", "--task", "shop_checkout:x"] + new,
         ["play", "--index", "-1"] + new,
         ["play", "--suite", "nosuch"] + new,
+        ["play", "--suite", "train", "--tasks", "nosuch_template"] + new,
         ["play", "--task", "shop_checkout:1", "--faults", "app_never_loads=1.5"] + new,
         ["play", "--task", "shop_checkout:1", "--out", R],   # a training run is not play output
         # report

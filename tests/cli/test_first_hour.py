@@ -330,6 +330,14 @@ def test_demo_refuses_another_commands_run_without_overwrite(tmp_path):
     assert navrl("demo", "--expert-only", "--out", str(out)).returncode == 0   # its own earlier demo: replaced
 
 
+def test_play_takes_the_suites_tasks_named_by_tasks(tmp_path):
+    """``--suite S --tasks A,B --index N``: instance N of those tasks (not of the whole suite)."""
+    for i in (0, 1):
+        r = navrl("play", "--suite", "train", "--tasks", "notes_read", "--index", str(i), "--out", str(tmp_path / str(i)))
+        assert r.returncode == 0, r.stderr
+        assert "task: train:notes_read:" in r.stdout, r.stdout
+
+
 def test_play_policy_watches_a_trained_planner(train_run, tmp_path):
     run, _ = train_run
     out = tmp_path / "watch"

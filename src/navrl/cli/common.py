@@ -29,7 +29,16 @@ def task_from_args(args, suite=None):
         if "phone" in s.option_names:
             from navrl.cli.parts import miniwob_phone
             phone = miniwob_phone(args)
-        opts = SuiteOptions(perturb=False if getattr(args, "no_perturb", False) else None, faults=faults, phone=phone)
+        names: tuple[str, ...] = ()
+        if getattr(args, "tasks", None) and not args.task:     # --suite S --tasks A,B: instance --index of those
+            from navrl.cli.parts import split_names
+            from navrl.tasks.registry import suites_taking
+            if "names" not in s.option_names:
+                raise CLIError(f"--tasks picks tasks of --suite {suites_taking('option_names', 'names')}, "
+                               f"not --suite {s.name}")
+            names = s.task_names(tuple(split_names(args.tasks)))
+        opts = SuiteOptions(perturb=False if getattr(args, "no_perturb", False) else None, faults=faults, phone=phone,
+                            names=names)
         if args.task:
             name, _, seed = args.task.partition(":")
             try:
