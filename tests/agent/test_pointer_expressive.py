@@ -21,6 +21,7 @@ from navrl.observation import Observation, UINode
 
 sys.path.insert(0, str(Path(__file__).parent / "fixtures"))
 from cloning import clone, hits
+from pointer_states import clear_memos
 
 W, H = 160, 210
 
@@ -411,10 +412,99 @@ def test_the_memory_row_column_flags_the_day_the_goal_picked_out_in_the_earlier_
     assert _mem_flagged("Schedule a Picnic on June 3 at 2 PM.", FORECAST) == []   # the goal picks no row
 
 
-def test_a_new_planner_gives_the_memory_row_column_a_zero_weight():
+def test_a_new_planner_gives_the_columns_appended_since_a_zero_weight():
     w = _planner().model.node_in.weight
-    assert w.shape[1] == F.NODE_FEATS and F._COL_MEM_ROW == F.NODE_FEATS - 1
-    assert torch.count_nonzero(w[:, F._COL_MEM_ROW]) == 0
+    assert w.shape[1] == F.NODE_FEATS and F._COL_SHOWN_OTHER == F.NODE_FEATS - 1
+    added = [F._COL_USED_APP, F._COL_ORDINAL, F._COL_TYPE, F._COL_MEM_ROW, F._COL_GOAL_DAY, F._COL_GOAL_MONTH,
+             F._COL_PAGE_TOWARD, F._COL_SHOWN_OTHER]
+    assert added == list(range(27, F.NODE_FEATS))
+    assert torch.count_nonzero(w[:, added]) == 0
+
+
+# ============================================================== composed values: a date picker
+MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+          "November", "December"]
+
+
+def _picker(month: int, year: int, days: int = 30) -> list[UINode]:
+    """choose-date's open picker: Prev / Next, the heading's month and year, the days."""
+    nodes = [UINode("q", "text", "Date:", (0, 0, 40, 12)),
+             UINode("f", "textfield", "text field", (42, 0, 150, 12), actions=("tap",)),
+             UINode("p", "link", "Prev", (0, 16, 30, 28), actions=("tap",)),
+             UINode("n", "link", "Next", (130, 16, 160, 28), actions=("tap",)),
+             UINode("m", "text", MONTHS[month - 1], (40, 16, 90, 28)), UINode("y", "text", str(year), (92, 16, 125, 28))]
+    return nodes + [UINode(f"d{d}", "link", str(d), (5 + 22 * ((d - 1) % 7), 32 + 16 * ((d - 1) // 7),
+                                                     25 + 22 * ((d - 1) % 7), 46 + 16 * ((d - 1) // 7)), actions=("tap",))
+                    for d in range(1, days + 1)]
+
+
+def _date_goal(y: int, m: int, d: int) -> str:
+    return f"Select {m:02d}/{d:02d}/{y} as the date and hit submit."
+
+
+def _date_flags(goal: str, nodes: list[UINode], col: int) -> list[str]:
+    e = _planner().state(_prompt(goal, nodes))
+    return [e.node_labels[i] for i in range(len(nodes)) if e.node_feats[i, col] == 1.0]
+
+
+def test_the_date_columns_flag_the_goals_day_its_month_and_where_the_shown_month_lies():
+    assert F.goal_dates("Select 12/02/2016 as the date and hit submit.") == ((2016, 12, 2),)
+    assert F.goal_dates("Book it for December 2, 2016, then March 3rd 2017") == ((2016, 12, 2), (2017, 3, 3))
+    assert F.goal_dates("Call 555/12/2016 or 13/40/2016") == ()      # not dates
+    goal = _date_goal(2016, 12, 2)
+    nov = _picker(11, 2016)
+    assert _date_flags(goal, nov, F._COL_GOAL_DAY) == []              # another month shows: not its day
+    assert _date_flags(goal, nov, F._COL_GOAL_MONTH) == []
+    assert _date_flags(goal, nov, F._COL_SHOWN_OTHER) == ["November", "2016"]
+    assert _date_flags(goal, nov, F._COL_PAGE_TOWARD) == ["Next"]      # November 2016 -> December 2016
+    jan = _picker(1, 2017)
+    assert _date_flags(goal, jan, F._COL_SHOWN_OTHER) == ["January", "2017"]
+    assert _date_flags(goal, jan, F._COL_PAGE_TOWARD) == ["Prev"]
+    dec = _picker(12, 2016, 31)
+    assert _date_flags(goal, dec, F._COL_GOAL_DAY) == ["2"]           # "02" in the goal, by value
+    assert _date_flags(goal, dec, F._COL_GOAL_MONTH) == ["December"]
+    assert not any(_date_flags(goal, dec, c) for c in (F._COL_PAGE_TOWARD, F._COL_SHOWN_OTHER))
+    # one label holding both ("December 2015", as a phone world's picker writes it), pager icons
+    one = [UINode("h", "header", "December 2015", (0, 0, W, 20)), UINode("l", "button", "\u2039", (0, 0, 9, 9)),
+           UINode("r", "button", "\u203a", (9, 0, 19, 9))] + dec[6:]
+    assert _date_flags(goal, one, F._COL_SHOWN_OTHER) == ["December 2015"]
+    assert _date_flags(goal, one, F._COL_GOAL_MONTH) == ["December 2015"]
+    assert _date_flags(goal, one, F._COL_PAGE_TOWARD) == ["\u203a"]
+    assert _date_flags(goal, dec[6:], F._COL_GOAL_DAY) == ["2"]       # no heading at all: the day
+    # no date in the goal: no column
+    assert not any(_date_flags("Tap the 2nd button on 12/02", dec, c) for c in range(F._COL_GOAL_DAY, F.NODE_FEATS))
+
+
+def _picker_demos(seed: int, n: int) -> list[tuple[str, list[int]]]:
+    """choose-date's steps with the picker open: Prev or Next until the goal's month shows, then
+    its day (the script's choice: docs of navrl.worlds.web.miniwob_scripts.forms)."""
+    rng = random.Random(seed)
+    out = []
+    for _ in range(n):
+        y, m, d = 2016, rng.randrange(1, 13), rng.randrange(1, 29)
+        shown = max(1, min(12, m + rng.choice([-2, -1, 0, 0, 1, 2])))
+        nodes = _picker(shown, y, 28)
+        want = "Next" if shown < m else "Prev" if shown > m else str(d)
+        out.append((_prompt(_date_goal(y, m, d), nodes), _tap(next(i for i, nd in enumerate(nodes) if nd.label == want))))
+    return out
+
+
+def test_cloned_with_the_date_columns_the_picker_pages_to_the_goals_month_and_taps_its_day(monkeypatch):
+    """Cloned from 120 picker screens, the planner pages the right way and taps the goal's day
+    (written "02" in the goal, "2" on the page) on 40 it has not seen (38 when written); the same
+    cloning with the columns off cannot relate "November" to the goal's "12" (11 when written)."""
+    train, test = _picker_demos(0, 120), _picker_demos(1, 40)
+    pol = clone(_planner(), train, steps=150)
+    assert hits(pol, test) >= len(test) - 3
+    monkeypatch.setattr(F, "DATE_COLUMNS", False)
+    clear_memos()                       # (screens featurised with the columns on are memoised)
+    try:
+        blind = clone(_planner(), train, steps=150)
+        assert hits(blind, test) < len(test) // 2
+    finally:
+        monkeypatch.undo()
+        clear_memos()
+
 
 
 CONDITIONS = ["Sunny", "Cloudy", "Windy", "Rainy", "Foggy", "Snowy"]

@@ -27,17 +27,6 @@ def ref():
         return json.load(f)
 
 
-def _clear_memos() -> None:
-    """Empty every memo of the pointer planner's modules (as in a fresh process)."""
-    for name, mod in list(sys.modules.items()):
-        if name.startswith("navrl.agent.policy.pointer") and mod is not None:
-            for obj in vars(mod).values():
-                if callable(getattr(obj, "cache_clear", None)):
-                    obj.cache_clear()
-                elif type(obj).__name__ == "BoundedCache":
-                    obj.clear()
-
-
 @pytest.fixture(scope="module")
 def now():
     """This checkout's decisions with the inputs f0ad593 had: without the goal's verbatim
@@ -45,12 +34,12 @@ def now():
     task's "Drive to X - "), which test_pointer_expressive.py tests instead."""
     from navrl.agent.policy.pointer import features
     features.VERBATIM_QUOTES = False
-    _clear_memos()
+    ps.clear_memos()
     try:
         return ps.reference(ps.load_states())
     finally:
         features.VERBATIM_QUOTES = True
-        _clear_memos()
+        ps.clear_memos()
 
 
 def test_the_fixture_rebuilds_the_recorded_prompts():

@@ -60,6 +60,10 @@ ROLE_ID = {r: i for i, r in enumerate(ROLES)}
 FIXED_ANSWERS = ("Yes", "No")
 """Answers that are not on screen (yes/no questions)."""
 
+DATE_COLUMNS = True
+"""The goal-day, goal-month and month-heading node columns (:data:`_COL_GOAL_DAY` ..) are
+filled; False leaves them 0 (tests/agent/test_pointer_reference.py compares with f0ad593's inputs)."""
+
 # sizes (inputs beyond them are cut: the first nodes, the start of the goal)
 MAX_CTX = 96          # goal + answer (+ episode memory) pieces
 MAX_NODES = 96
@@ -69,7 +73,7 @@ MAX_SPAN_CTX = 16     # pieces per goal/answer span
 MAX_SPAN_SCREEN = 8   # pieces per on-screen span
 N_PLACEHOLDERS = 128
 
-NODE_FEATS = 31
+NODE_FEATS = 35
 CTX_FEATS = 6
 GLOBAL_FEATS = 5
 CAND_FEATS = 17
@@ -574,6 +578,26 @@ _COL_MEM_ROW = 30
 (:func:`goal_rows`): "the first sunny day" read in Weather ("Wed Jun 12" / "Sunny, H:68 L:56")
 flags the day "12" of the calendar's date picker (issue #26, multi_weather_picnic: what one app
 showed decides where to tap in the next)."""
+_COL_GOAL_DAY = 31
+"""The node's label is the day of the goal's first date, by value ("2" for "12/02/2016", whose
+pieces "02" the label does not match as text), on a screen that shows no month heading or shows
+the goal date's month: the day to tap in a date picker once it shows the right month (issue #28,
+choose-date: composed values)."""
+_COL_GOAL_MONTH = 32
+"""The node's label names the month of a date in the goal ("Dec" or "December" for 12/02/2016, or
+for "December 2, 2016"): composed values, issue #28."""
+_COL_PAGE_TOWARD = 33
+"""The node is a pager control ("Next" / "Prev", "›" / "‹" ...: :data:`_FORWARD`, :data:`_BACKWARD`)
+that moves a shown month-and-year heading (a month name and a 4-digit year, in one label or in a
+node and the next, as a date picker's header shows them) toward the month of the goal's first
+date: "Next" while the picker shows an earlier month, "Prev" while it shows a later one (issue #28,
+choose-date: which way to page is a comparison of two dates, which attention over word pieces
+does not make)."""
+_COL_SHOWN_OTHER = 34
+"""The node is a month-and-year heading of another month than the goal date's (the day is not
+on this page yet)."""
+_FORWARD = frozenset({"next", "next month", ">", "\u203a", "\u00bb", "\u2192", "forward"})
+_BACKWARD = frozenset({"prev", "previous", "prev month", "previous month", "<", "\u2039", "\u00ab", "\u2190"})
 _TYPE_WORDS = {"button": ("button",), "link": ("link",), "checkbox": ("checkbox",), "radio": ("radio",),
                "textfield": ("text", "input", "textbox", "field"), "combobox": ("select", "dropdown"),
                "slider": ("slider",), "switch": ("switch", "toggle"), "tab": ("tab",), "option": ("option",),
@@ -590,6 +614,69 @@ def _names_type(goal_words: frozenset, role: str, desc: str) -> float:
 _ORDINAL_WORDS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7,
                   "eighth": 8, "ninth": 9, "tenth": 10, "last": -1}
 _ORDINAL = re.compile(r"(?<![a-z0-9])(?:(\d{1,2})(?:st|nd|rd|th)|(" + "|".join(_ORDINAL_WORDS) + r"))(?![a-z0-9])")
+
+
+_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+           "november", "december")
+_MONTH_OF = {**{m: i + 1 for i, m in enumerate(_MONTHS)}, **{m[:3]: i + 1 for i, m in enumerate(_MONTHS)},
+             "sept": 9}
+_DATE_NUM = re.compile(r"(?<![\d/])(\d{1,2})/(\d{1,2})/(\d{4})(?![\d/])")
+_DATE_TEXT = re.compile(r"(?<![a-z])(" + "|".join(m[:3] for m in _MONTHS) + r")[a-z]*\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+"
+                        r"(\d{4})(?!\d)")
+_HEADING = re.compile(r"^\s*([a-z]+)\.?(?:\s+(\d{4}))?\s*$")
+
+
+@lru_cache(maxsize=20_000)
+def goal_dates(goal: str) -> tuple[tuple[int, int, int], ...]:
+    """The dates the goal writes, as (year, month, day), in order: "12/02/2016" (month first, as
+    US forms and MiniWoB++ write it) and "December 2, 2016" / "Dec 2nd 2016"."""
+    low = goal.lower()
+    found = [(m.start(), (int(m.group(3)), int(m.group(1)), int(m.group(2)))) for m in _DATE_NUM.finditer(low)]
+    found += [(m.start(), (int(m.group(3)), _MONTH_OF[m.group(1)], int(m.group(2)))) for m in _DATE_TEXT.finditer(low)]
+    return tuple(d for _, d in sorted(found) if 1 <= d[1] <= 12 and 1 <= d[2] <= 31)
+
+
+def month_of(label: str) -> int | None:
+    """1-12 when ``label`` is a month's name or its abbreviation ("Dec", "December"), else None."""
+    return _MONTH_OF.get(label.strip().rstrip(".").lower())
+
+
+def _date_columns(goal: str, labels: list[str], nf: np.ndarray) -> None:
+    """Fill the goal-day, goal-month and heading columns of ``nf`` (rows: ``labels``) when the
+    goal writes a date."""
+    dates = goal_dates(goal)
+    if not dates:
+        return
+    months = {d[1] for d in dates}
+    first = dates[0][:2]
+    days, forward, backward = [], [], []
+    way = 0                       # +1: a shown heading is before the goal's month, -1: after it
+    for i, lab in enumerate(labels):
+        t = lab.strip()
+        low = t.lower()
+        if t.isdigit() and len(t) <= 2 and int(t) == dates[0][2]:
+            days.append(i)
+        if low in _FORWARD:
+            forward.append(i)
+        elif low in _BACKWARD:
+            backward.append(i)
+        m = _HEADING.match(low)
+        month = _MONTH_OF.get(m.group(1)) if m else None
+        if month is None:
+            continue
+        if month in months:
+            nf[i, _COL_GOAL_MONTH] = 1.0
+        year = m.group(2)
+        rows = [i]
+        if year is None and i + 1 < len(labels) and re.fullmatch(r"\d{4}", labels[i + 1].strip()):
+            year, rows = labels[i + 1].strip(), [i, i + 1]
+        if year is not None and (int(year), month) != first:
+            nf[rows, _COL_SHOWN_OTHER] = 1.0
+            way = way or (1 if (int(year), month) < first else -1)
+    if way:
+        nf[forward if way > 0 else backward, _COL_PAGE_TOWARD] = 1.0
+    elif days:                    # the goal's month shows (or no heading): its day
+        nf[days, _COL_GOAL_DAY] = 1.0
 
 
 @lru_cache(maxsize=20_000)
@@ -676,7 +763,8 @@ def _screen(goal: str, ans_texts: tuple, app: str, nodes: list, vocab: Vocab) ->
         if lab_n:
             label_rows.setdefault(lab_n, []).append(i)
         node_feats.append(f + (0.0, 0.0, min(i, 95) / 95.0, float(app_l == lab_n), 0.0, 0.0,
-                               _names_type(goal_words, str(role), str(more[0]) if more else ""), 0.0))
+                               _names_type(goal_words, str(role), str(more[0]) if more else ""), 0.0,
+                               0.0, 0.0, 0.0, 0.0))
         match_ctx.extend((i, c) for c in cols)
         node_accept.append(acc)
         # on-screen text pieces and their candidate spans (answers are read off the screen)
@@ -705,6 +793,8 @@ def _screen(goal: str, ans_texts: tuple, app: str, nodes: list, vocab: Vocab) ->
     ordinals = goal_ordinals(goal)
     if ordinals:
         nf[_ordinal_rows(ordinals, node_role), _COL_ORDINAL] = 1.0
+    if DATE_COLUMNS and any(c.isdigit() for c in goal):     # (a date has digits)
+        _date_columns(goal, [str(n[1]) for n in nodes[:MAX_NODES]], nf)
     accept = np.asarray(node_accept, bool).reshape(-1, K)
     kind_mask = np.ones(K, bool)
     for kname in NODE_KINDS:

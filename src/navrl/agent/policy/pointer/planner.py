@@ -393,10 +393,11 @@ class PointerPlanner(Policy):
         return ScoredBatch(logp * mask, mask, ent * mask, cls)
 
 
-NODE_COLUMNS_ADDED = {27: 31, 28: 31, 29: 31, 30: 31}
+NODE_COLUMNS_ADDED = {27: 35, 28: 35, 29: 35, 30: 35, 31: 35}
 """Node-input widths of earlier layouts -> the width after the columns appended since (27 -> 28:
 the used-app column; 28 -> 29: the ordinal column; 29 -> 30: the widget-type column; 30 -> 31:
-the remembered row the goal picks out). A planner
+the remembered row the goal picks out; 31 -> 35: the goal date's day and month, the pager control
+toward its month, a heading of another month). A planner
 saved with such a width loads with zero weights for the new columns, so it computes exactly what
 it computed before."""
 
