@@ -506,7 +506,6 @@ def test_cloned_with_the_date_columns_the_picker_pages_to_the_goals_month_and_ta
         clear_memos()
 
 
-
 CONDITIONS = ["Sunny", "Cloudy", "Windy", "Rainy", "Foggy", "Snowy"]
 WEEK = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
 
