@@ -282,7 +282,7 @@ def test_a_planner_saved_before_the_case_column_loads_and_decides_as_before():
     from navrl.agent.policy.pointer.planner import widen_node_inputs
     pol = _planner(seed=4)
     state = pol.state_dict_all()
-    old = {**state, "model": {**state["model"], "cand_w.0.weight": state["model"]["cand_w.0.weight"][:, :-1].clone(),
+    old = {**state, "model": {**state["model"], "cand_w.0.weight": state["model"]["cand_w.0.weight"][:, :-2].clone(),
                               "node_in.weight": state["model"]["node_in.weight"][:, :28].clone()},
            "layout": {**FEATURE_LAYOUT, "cand": 16, "node": 28}}        # as navrl saved it before issue #28
     widened = widen_node_inputs(old)
@@ -610,3 +610,67 @@ def test_a_long_value_is_one_more_typable_candidate_whole_and_nothing_moves_with
     assert on.cand_text[len(off.cand_text):] == (text,)               # then the whole value, verbatim
     assert on.cand_use[-1, 0] and not off.cand_use[:, 0][off.cand_src == 3].any()
     assert _screen_typer(True).encode_demo(p, f'Reasoning: r\nStep: Type "{text}"\nRemaining: r') is not None
+
+
+# ============================================================== composed values: computed text
+def _problem_page(label: str) -> list[UINode]:
+    """simple-arithmetic's / simple-algebra's page: the problem, a focused field, Submit."""
+    return [UINode("q", "text", "Solve the math problem and type your answer into the textbox. Press submit when done.",
+                   (0, 0, W, 20)),
+            UINode("p", "text", label, (0, 24, 80, 40)),
+            UINode("f", "textfield", "text field", (0, 44, 150, 58), actions=("tap",), focused=True),
+            UINode("s", "button", "Submit", (0, 62, 50, 76), actions=("tap",))]
+
+
+def _computed_texts(pol: PointerPlanner, nodes: list[UINode]) -> list[str]:
+    e = pol.state(_prompt("Solve the math problem and type your answer into the textbox. Press submit when done.",
+                          nodes))
+    return [t for t, f, u in zip(e.cand_text, e.cand_feats, e.cand_use) if f[F._COL_COMPUTED] == 1.0 and u[0]]
+
+
+def test_computed_candidates_are_the_problems_answer_and_typable_only_with_type_on_screen():
+    assert [F._computed(x) for x in ("3 + 8 =", "7 - 9 =", "4 x 6 =", "x + 3 = 5", "9 - x = 4", "x - 2 = -1")] == \
+        ["11", "-2", "24", "2", "5", "1"]
+    assert [F._computed(x) for x in ("3 + 8", "x + x = 4", "Call 555-1234 =", "12 / 4 =")] == [None] * 4
+    on, off = _screen_typer(True), _screen_typer(False)
+    assert _computed_texts(on, _problem_page("3 + 8 =")) == ["11"]
+    assert _computed_texts(on, _problem_page("x - 3 = 5")) == ["8"]
+    assert _computed_texts(off, _problem_page("3 + 8 =")) == []          # the phone world's planner: nothing new
+    # text-transform: single characters, one node each, joined in their order (three or more)
+    chars = [UINode(f"c{i}", "text", c, (10 * i, 24, 10 * i + 8, 40)) for i, c in enumerate("kq7R")]
+    page = _problem_page("")[:1] + chars + _problem_page("")[2:]
+    assert _computed_texts(on, page) == ["kq7R"]
+    # the candidate points at the pieces it is computed from (the span query attends there)
+    e = on.state(_prompt("Solve it.", _problem_page("3 + 8 =")))
+    i = list(e.cand_text).index("11")
+    assert (e.cand_a[i], e.cand_b[i]) != (0, 0) and e.cand_b[i] - e.cand_a[i] == 3     # "3 + 8 =": 4 pieces
+
+
+def _problem_demos(seed: int, n: int, pol: PointerPlanner) -> list[tuple[str, list[int] | None]]:
+    rng = random.Random(seed)
+    out = []
+    for _ in range(n):
+        a, b = rng.randrange(10), rng.randrange(10)
+        label = f"{a} {rng.choice('+-x')} {b} =" if rng.random() < 0.5 else f"x {rng.choice('+-')} {a} = {b}"
+        ans = F._computed(label)
+        p = _prompt("Solve the math problem and type your answer into the textbox. Press submit when done.",
+                    _problem_page(label))
+        out.append((p, pol.encode_demo(p, f'Reasoning: r\nStep: Type "{ans}"\nRemaining: r')))
+    return out
+
+
+def test_cloned_with_computed_candidates_the_planner_types_the_answer_of_unseen_problems():
+    """Cloned from 80 problem pages (sums, differences, products, x of a linear equation), the
+    planner types the answer on 20 problems it has not seen; without ``type_on_screen`` the
+    answer is no candidate (no demonstration decision: BC cannot learn it)."""
+    from navrl.agent.policy.pointer.features import render_step
+    pol = _screen_typer(True)
+    train, test = _problem_demos(0, 80, pol), _problem_demos(1, 20, pol)
+    assert all(d is not None for _, d in train + test)
+    clone(pol, train, steps=100)
+    # (where the answer is also on the page, "3 + 0 =", either candidate types it: compare the Step)
+    steps = [(render_step(pol.decide(p), pol.state(p), []), render_step(Decision.from_ids(d), pol.state(p), []))
+             for p, d in test]
+    assert all(a == b for a, b in steps) and hits(pol, test) >= len(test) - 4
+    off = _screen_typer(False)
+    assert all(d is None for _, d in _problem_demos(0, 20, off))

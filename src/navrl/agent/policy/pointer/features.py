@@ -76,7 +76,7 @@ N_PLACEHOLDERS = 128
 NODE_FEATS = 35
 CTX_FEATS = 6
 GLOBAL_FEATS = 5
-CAND_FEATS = 17
+CAND_FEATS = 18
 HIST_FEATS = 3
 
 FEATURE_LAYOUT = {"node": NODE_FEATS, "ctx": CTX_FEATS, "global": GLOBAL_FEATS, "cand": CAND_FEATS, "hist": HIST_FEATS,
@@ -788,6 +788,7 @@ def _screen(goal: str, ans_texts: tuple, app: str, nodes: list, vocab: Vocab) ->
         blocks.append((_case_block(goal, ctx_rows[0][2], case), ctx_rows[0][1]))
     if vocab.type_on_screen:                   # after every other candidate too
         blocks.append((_whole_values_block(tuple(texts)), scr_row0))
+        blocks.append((_computed_block(tuple(texts)), scr_row0))
     cb = _join_cands(blocks)
     nf = np.asarray(node_feats, np.float32).reshape(-1, NODE_FEATS)
     ordinals = goal_ordinals(goal)
@@ -969,7 +970,7 @@ def _cand_feats(src: int, txt: str, ps: list[Piece], a: int, b: int, quoted: boo
     numeric = float(bool(re.fullmatch(r"[\d\s.,:$%-]+", txt)))
     return [float(src == 0), float(src == 1), float(src == 2), float(src == 3), float(src == 4), whole,
             float(quoted), min(n, 16) / 16.0, numeric, float(txt[:1] == "$"),
-            float(any(c.isalpha() for c in txt)), float(txt[-1:] in ".!?")] + boundary_features(ps, a, b) + [0.0]
+            float(any(c.isalpha() for c in txt)), float(txt[-1:] in ".!?")] + boundary_features(ps, a, b) + [0.0, 0.0]
 
 
 _COL_CASE = 16
@@ -979,6 +980,64 @@ every other candidate, exist only where the goal names a case (:func:`goal_case`
 changes, and can only be typed. Appended with a zero weight after the first 16 columns (the
 model puts it after the kind's one-hot: :data:`navrl.agent.policy.pointer.model.CAND_FEATS_FIRST`),
 so saved planners load and decide as before."""
+
+_COL_COMPUTED = 17
+"""A candidate column: the candidate is a value computed from what the screen shows, not a span
+of it (:func:`_computed_block`): the result of "3 + 8 =", the x of "x - 3 = 5", the characters
+of single-character text nodes joined (issue #28, composed values: simple-arithmetic,
+simple-algebra, text-transform). Appended with a zero weight (``CAND_COLUMNS_ADDED``)."""
+
+_ARITH = re.compile(r"^\s*(-?\d{1,6})\s*([-+x\u00d7*])\s*(-?\d{1,6})\s*=\s*\??\s*$")
+_ALGEBRA = re.compile(r"^\s*(x|-?\d{1,6})\s*([-+])\s*(x|-?\d{1,6})\s*=\s*(-?\d{1,6})\s*$")
+
+
+def _computed(label: str) -> str | None:
+    """The value a label asks to compute: "3 + 8 =" -> "11", "x - 3 = 5" -> "8", else None."""
+    m = _ARITH.match(label)
+    if m:
+        a, op, b = int(m.group(1)), m.group(2), int(m.group(3))
+        return str(a + b if op == "+" else a - b if op == "-" else a * b)
+    m = _ALGEBRA.match(label)
+    if m and (m.group(1) == "x") != (m.group(3) == "x"):
+        left, op, right, rhs = m.group(1), m.group(2), m.group(3), int(m.group(4))
+        d = int(right if left == "x" else left)
+        return str(rhs - d if op == "+" else rhs + d if left == "x" else d - rhs)
+    return None
+
+
+@lru_cache(maxsize=20_000)
+def _computed_block(texts: tuple[tuple[str, str], ...]) -> _Cands:
+    """Typable candidates computed from the screen's labels (:data:`_COL_COMPUTED`), their
+    reference rows the pieces they are computed from; rows counted as :func:`_screen_block`
+    counts them."""
+    rows, row = [], 0
+    run: list[tuple[int, str]] = []          # consecutive single-character labels: (row, character)
+
+    def flush() -> None:
+        if len(run) >= 3:
+            txt = "".join(c for _, c in run)
+            rows.append((run[0][0], run[-1][0], txt, _computed_feats(txt), (True, True, False)))
+        run.clear()
+    for label, value in texts:
+        lp = pieces(label)[:MAX_NODE_PIECES]
+        lab = label.strip()
+        if len(lab) == 1 and lab.isalnum() and lp:
+            run.append((row, lab))
+        else:
+            flush()
+            val = _computed(label)
+            if val is not None and lp:
+                rows.append((row, row + len(lp) - 1, val, _computed_feats(val), (True, True, False)))
+        row += len(lp) + len(pieces(value)[:MAX_NODE_PIECES])
+    flush()
+    return _Cands.of(2, tuple(rows))
+
+
+def _computed_feats(txt: str) -> tuple:
+    f = _cand_feats(2, txt, [], 0, 0, quoted=False)
+    f[_COL_COMPUTED] = 1.0
+    return tuple(f)
+
 
 _CASE = re.compile(r"(?<![a-z])(upper|lower)[ -]?case(?![a-z])|(?<![a-z])(capital letters|all caps)(?![a-z])")
 
@@ -1000,7 +1059,7 @@ def _case_block(goal: str, n: int, case: str) -> _Cands:
     for a, b, txt, feats, use in _ctx_cands(0, goal, n):
         twin = txt.upper() if case == "upper" else txt.lower()
         if use[0] and twin != txt:
-            rows.append((a, b, twin, feats[:_COL_CASE] + (1.0,), (True, False, False)))
+            rows.append((a, b, twin, feats[:_COL_CASE] + (1.0, 0.0), (True, False, False)))
     return _Cands.of(0, tuple(rows))
 
 
