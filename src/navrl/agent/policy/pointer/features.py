@@ -76,7 +76,7 @@ N_PLACEHOLDERS = 128
 NODE_FEATS = 35
 CTX_FEATS = 6
 GLOBAL_FEATS = 5
-CAND_FEATS = 18
+CAND_FEATS = 19
 HIST_FEATS = 3
 
 FEATURE_LAYOUT = {"node": NODE_FEATS, "ctx": CTX_FEATS, "global": GLOBAL_FEATS, "cand": CAND_FEATS, "hist": HIST_FEATS,
@@ -788,8 +788,10 @@ def _screen(goal: str, ans_texts: tuple, app: str, nodes: list, vocab: Vocab) ->
         blocks.append((_case_block(goal, ctx_rows[0][2], case), ctx_rows[0][1]))
     if vocab.type_on_screen:                   # after every other candidate too
         blocks.append((_whole_values_block(tuple(texts)), scr_row0))
-        blocks.append((_computed_block(tuple(texts)), scr_row0))
+        blocks.append((_computed_block(tuple(texts), goal), scr_row0))
     cb = _join_cands(blocks)
+    if vocab.type_on_screen and len(cb.text):
+        _beside_named(goal, texts, scr_row0, cb)
     nf = np.asarray(node_feats, np.float32).reshape(-1, NODE_FEATS)
     ordinals = goal_ordinals(goal)
     if ordinals:
@@ -970,7 +972,7 @@ def _cand_feats(src: int, txt: str, ps: list[Piece], a: int, b: int, quoted: boo
     numeric = float(bool(re.fullmatch(r"[\d\s.,:$%-]+", txt)))
     return [float(src == 0), float(src == 1), float(src == 2), float(src == 3), float(src == 4), whole,
             float(quoted), min(n, 16) / 16.0, numeric, float(txt[:1] == "$"),
-            float(any(c.isalpha() for c in txt)), float(txt[-1:] in ".!?")] + boundary_features(ps, a, b) + [0.0, 0.0]
+            float(any(c.isalpha() for c in txt)), float(txt[-1:] in ".!?")] + boundary_features(ps, a, b) + [0.0, 0.0, 0.0]
 
 
 _COL_CASE = 16
@@ -985,7 +987,12 @@ _COL_COMPUTED = 17
 """A candidate column: the candidate is a value computed from what the screen shows, not a span
 of it (:func:`_computed_block`): the result of "3 + 8 =", the x of "x - 3 = 5", the characters
 of single-character text nodes joined (issue #28, composed values: simple-arithmetic,
-simple-algebra, text-transform). Appended with a zero weight (``CAND_COLUMNS_ADDED``)."""
+simple-algebra, text-transform) and the word of a text at the place the goal names ("the 4th
+word in the paragraph", its letters: find-word). Appended with a zero weight (``CAND_COLUMNS_ADDED``)."""
+_COL_BESIDE_NAMED = 18
+"""A candidate column: the candidate is the whole label of the node right after a node whose
+whole label the goal names ("Enter the value of Color ...": the table cell after "Color"; issue
+#28, read-table), with ``type_on_screen``."""
 
 _ARITH = re.compile(r"^\s*(-?\d{1,6})\s*([-+x\u00d7*])\s*(-?\d{1,6})\s*=\s*\??\s*$")
 _ALGEBRA = re.compile(r"^\s*(x|-?\d{1,6})\s*([-+])\s*(x|-?\d{1,6})\s*=\s*(-?\d{1,6})\s*$")
@@ -1005,12 +1012,16 @@ def _computed(label: str) -> str | None:
     return None
 
 
+_WORD_GOAL = re.compile(r"(?<![a-z])word(?![a-z])")
+
+
 @lru_cache(maxsize=20_000)
-def _computed_block(texts: tuple[tuple[str, str], ...]) -> _Cands:
+def _computed_block(texts: tuple[tuple[str, str], ...], goal: str) -> _Cands:
     """Typable candidates computed from the screen's labels (:data:`_COL_COMPUTED`), their
     reference rows the pieces they are computed from; rows counted as :func:`_screen_block`
     counts them."""
     rows, row = [], 0
+    places = [k for k in goal_ordinals(goal) if k > 0] if _WORD_GOAL.search(goal.lower()) else []
     run: list[tuple[int, str]] = []          # consecutive single-character labels: (row, character)
 
     def flush() -> None:
@@ -1028,9 +1039,32 @@ def _computed_block(texts: tuple[tuple[str, str], ...]) -> _Cands:
             val = _computed(label)
             if val is not None and lp:
                 rows.append((row, row + len(lp) - 1, val, _computed_feats(val), (True, True, False)))
+            words = label.split() if places and label.strip() != goal.strip() else []
+            for k in places:                   # "the 4th word in the paragraph": its letters and digits
+                w = re.sub(r"[^A-Za-z0-9]", "", words[k - 1]) if 2 <= len(words) and k <= len(words) else ""
+                if w and lp:
+                    rows.append((row, row + len(lp) - 1, w, _computed_feats(w), (True, True, False)))
         row += len(lp) + len(pieces(value)[:MAX_NODE_PIECES])
     flush()
     return _Cands.of(2, tuple(rows))
+
+
+def _beside_named(goal: str, texts: list[tuple[str, str]], row0: int, cb: _Cands) -> None:
+    """Flag (:data:`_COL_BESIDE_NAMED`) the on-screen candidates that are the whole label of a
+    node right after a node whose whole label the goal names; rows as :func:`_screen_block`'s,
+    from ``row0``. ``cb``'s feature array is the state's own (joined), changed in place."""
+    g = goal.strip().lower()
+    starts, row = [], row0
+    for label, value in texts:
+        n = len(pieces(label)[:MAX_NODE_PIECES])
+        starts.append((row, n))
+        row += n + len(pieces(value)[:MAX_NODE_PIECES])
+    named = [len(t) >= 2 and t != g and phrase_in(t, g) for t in (lab.strip().lower() for lab, _ in texts)]
+    want = {(starts[j][0], starts[j][0] + starts[j][1] - 1) for j in range(1, len(texts))
+            if named[j - 1] and not named[j] and starts[j][1]}
+    if want:
+        hit = np.asarray([(int(a), int(b)) in want for a, b in zip(cb.a, cb.b)]) & (cb.src == 2)
+        cb.feats[hit, _COL_BESIDE_NAMED] = 1.0
 
 
 def _computed_feats(txt: str) -> tuple:
@@ -1059,7 +1093,7 @@ def _case_block(goal: str, n: int, case: str) -> _Cands:
     for a, b, txt, feats, use in _ctx_cands(0, goal, n):
         twin = txt.upper() if case == "upper" else txt.lower()
         if use[0] and twin != txt:
-            rows.append((a, b, twin, feats[:_COL_CASE] + (1.0, 0.0), (True, False, False)))
+            rows.append((a, b, twin, feats[:_COL_CASE] + (1.0, 0.0, 0.0), (True, False, False)))
     return _Cands.of(0, tuple(rows))
 
 
