@@ -699,3 +699,17 @@ def test_the_value_beside_a_label_the_goal_names_is_flagged():
     assert [t for t, f in zip(e.cand_text, e.cand_feats) if f[F._COL_BESIDE_NAMED] == 1.0] == ["Blue"]
     off = _screen_typer(False).state(_prompt(goal, nodes))
     assert not off.cand_feats[:, F._COL_BESIDE_NAMED].any()
+
+
+def test_a_demonstration_types_the_computed_candidate_where_a_span_reads_the_same():
+    """find-word's word is also a span of the paragraph: the demonstration's decision is the
+    computed candidate (what its place picks out), not the first span that reads the same."""
+    goal = 'Find the 2nd word in the paragraph, type that into the textbox and press "Submit".'
+    nodes = [UINode("q", "text", goal, (0, 0, W, 20)), UINode("p", "text", "Purus pretium duis", (0, 22, W, 60)),
+             UINode("f", "textfield", "text field", (0, 62, 150, 76), actions=("tap",), focused=True)]
+    pol = _screen_typer(True)
+    p = _prompt(goal, nodes)
+    e = pol.state(p)
+    ids = pol.encode_demo(p, 'Reasoning: r\nStep: Type "pretium"\nRemaining: r')
+    assert list(e.cand_text).count("pretium") >= 2
+    assert e.cand_text[ids[1]] == "pretium" and e.cand_feats[ids[1], F._COL_COMPUTED] == 1.0

@@ -1245,6 +1245,8 @@ def _text_decision(kind: int, text: str, e: Encoded, use: int) -> Decision | Non
     # demonstration was most of PPO-ptx's featurisation
     texts, usable = e.cand_text, e.cand_use[:, use].tolist()
     ok = [i for i, t in enumerate(texts) if t == text and usable[i]]
+    if len(ok) > 1:       # the same text twice: the candidate computed or picked out for it first
+        ok.sort(key=lambda i: -(2 * e.cand_feats[i, _COL_COMPUTED] + e.cand_feats[i, _COL_BESIDE_NAMED]))
     if not ok and use == 1:   # an answer written differently ("59 F" for "H:59"): the longest
         ok = sorted((i for i, t in enumerate(texts)      # candidate the checker accepts
                      if usable[i] and answers_match(t, text) and len(t) >= 2),
