@@ -61,7 +61,10 @@ def test_each_batch_is_sampled_by_the_planner_one_update_old(qp, tmp_path) -> No
         def on_update_end(self, trainer, stats):
             after.append(_flat(trainer.policy))
     w0 = _flat(tr.policy)
+    torch.set_num_threads(2)
     res = tr.fit(3, [Weights()])
+    assert torch.get_num_threads() == 2          # one thread while the learner ran, put back after
+    torch.set_num_threads(1)
     assert [s.update for s in res.history] == [1, 2, 3] and tr.update == 3
     # collections: before update 1 (w0), beside update 1 (still w0), beside update 2 (w1)
     assert [u for u, _ in seen] == [0, 0, 1]

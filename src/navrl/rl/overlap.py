@@ -58,6 +58,7 @@ class LearnerProcess:
         self.trainer = trainer
         ctx = mp.get_context("fork")
         self._conn, child = ctx.Pipe()
+        self._threads = torch.get_num_threads()      # put back by close()
         torch.set_num_threads(1)
         with warnings.catch_warnings():     # (fork with threads alive: the child uses none of them)
             warnings.simplefilter("ignore", DeprecationWarning)
@@ -98,7 +99,8 @@ class LearnerProcess:
         return stats
 
     def close(self) -> None:
-        """Stop the child (it finishes nothing: a batch in flight is dropped)."""
+        """Stop the child (it finishes nothing: a batch in flight is dropped); this process's
+        torch thread count is put back."""
         try:
             self._conn.send(("stop",))
         except (OSError, BrokenPipeError):
@@ -108,6 +110,7 @@ class LearnerProcess:
             self.proc.kill()
             self.proc.join(timeout=5)
         self._conn.close()
+        torch.set_num_threads(self._threads)
 
 
 @torch.no_grad()
