@@ -184,3 +184,27 @@ def test_a_planner_off_the_cpu_is_refused_before_anything_runs(qp, tmp_path) -> 
     with pytest.raises(ConfigError, match="must be on the CPU"):
         tr.fit(2)
     assert tr.update == 0 and mp.active_children() == []
+
+
+def test_the_records_carry_the_collecting_sides_curriculum_not_the_learners_copy(qp, tmp_path) -> None:
+    """The hand-over points move where the batches are collected: each update's record says
+    where they stood after its collection, as the sequential loop's does."""
+    from navrl.agent.planner import ExpertPlanner
+    p, pol, demos = qp
+    cfg = p.train.override({"critic.critic_warmup_updates": 0, "run.overlap": True, "exploration.handover_k": 1,
+                            "exploration.curriculum_window": 1, "exploration.curriculum_threshold": 0.0,
+                            "data.multi_app_share": 1.0})
+    tr = Trainer(copy.deepcopy(pol), cfg, tmp_path, sft_demos=None, guide=ExpertPlanner(),
+                 guide_length=lambda t: t.expert_length())
+    seen = []
+    collect = tr.collect
+
+    def spy(progress=None):
+        out = collect(progress)
+        seen.append(tr.curriculum.summary())
+        return out
+    tr.collect = spy
+    tr.fit(3)
+    rows = _rows(tmp_path)
+    assert [r["curriculum/handover_k"] for r in rows] == seen
+    assert seen[0] != seen[-1]          # (the points moved: a stale copy would repeat the first)

@@ -67,11 +67,12 @@ class LearnerProcess:
         child.close()
         self.busy = False
 
-    def submit(self, trajs: list, tm: dict, collected_at: int) -> None:
-        """Learn from ``trajs`` (sampled by the planner of update ``collected_at``)."""
+    def submit(self, trajs: list, tm: dict, collected_at: int, collection: dict | None = None) -> None:
+        """Learn from ``trajs`` (sampled by the planner of update ``collected_at``; ``collection``:
+        what the collection logs, :meth:`Trainer.collection_record`)."""
         if self.busy:
             raise RuntimeError("the learner is busy: take its result first")
-        self._conn.send(("learn", trajs, tm, collected_at))
+        self._conn.send(("learn", trajs, tm, collected_at, collection))
         self.busy = True
 
     def result(self) -> "UpdateStats":
@@ -153,10 +154,10 @@ def _serve(trainer: "Trainer", conn) -> None:
             msg = conn.recv()
             if msg[0] != "learn":
                 break
-            _, trajs, tm, collected_at = msg
+            _, trajs, tm, collected_at, collection = msg
             log.records = []
             try:
-                stats = trainer.learn(trajs, tm, collected_at=collected_at)
+                stats = trainer.learn(trajs, tm, collected_at=collected_at, collection=collection)
                 conn.send(("ok", log.records, stats, trainer.learner_state()))
             except BaseException as e:   # noqa: BLE001 — sent back and raised there
                 tb = traceback.format_exc()

@@ -281,15 +281,27 @@ class Trainer:
         for i, v in acc.items():
             self.replay.update(i, sum(v) / len(v))
 
-    def learn(self, trajs, tm: dict | None = None, progress=None, collected_at: int | None = None) -> UpdateStats:
+    def collection_record(self) -> dict:
+        """What the last collection logs beside its trajectories: dynamic sampling's and the
+        curriculum probes' counts, where the hand-over points stand (collection-side state:
+        ``run.overlap`` sends it to the learner with the batch)."""
+        out = {**self._collect_stats, **self._probe_stats}
+        if self.curriculum is not None:
+            out["curriculum/handover_k"] = self.curriculum.summary()
+        return out
+
+    def learn(self, trajs, tm: dict | None = None, progress=None, collected_at: int | None = None,
+              collection: dict | None = None) -> UpdateStats:
         """3. advantages and 4. update from scored trajectories, then 5. log. The GC paced as
         in the rollouts (``RunnerConfig.gc_gen0``): the update featurises the PPO-ptx
         demonstrations' augmented screens, many small objects. ``collected_at``: the update
-        whose planner sampled ``trajs`` (``run.overlap``: one before this one); None, this one's."""
+        whose planner sampled ``trajs`` (``run.overlap``: one before this one); None, this one's.
+        ``collection``: the collection's :meth:`collection_record` (None: this trainer's own)."""
         with gc_paced(self.runner.cfg.gc_gen0):
-            return self._learn(trajs, tm, progress, collected_at)
+            return self._learn(trajs, tm, progress, collected_at, collection)
 
-    def _learn(self, trajs, tm: dict | None, progress, collected_at: int | None = None) -> UpdateStats:
+    def _learn(self, trajs, tm: dict | None, progress, collected_at: int | None = None,
+               collection: dict | None = None) -> UpdateStats:
         cfg = self.cfg
         u = self.update
         tm = dict(tm or {})
@@ -351,10 +363,7 @@ class Trainer:
         # 5. log
         self.update += 1
         m = self._rollout_metrics(trajs)
-        m.update(self._collect_stats)
-        m.update(self._probe_stats)
-        if self.curriculum is not None:
-            m["curriculum/handover_k"] = self.curriculum.summary()
+        m.update(self.collection_record() if collection is None else collection)
         m.update(c_stats)
         m.update(p_stats)
         m.update(policy_frozen=frozen, time=tm, samples=len(batch.samples), diag=diag, lag=lag)
@@ -789,16 +798,17 @@ class Trainer:
         try:
             t0 = time.perf_counter()
             trajs, judge = self.collect()
-            at, tm = self.update, {"rollout": time.perf_counter() - t0, "judge": judge}
+            at, tm, coll = self.update, {"rollout": time.perf_counter() - t0, "judge": judge}, self.collection_record()
             while True:
                 for cb in callbacks:
                     cb.on_update_start(self)
-                learner.submit(trajs, tm, at)
+                learner.submit(trajs, tm, at, coll)
                 more = self.update + 1 < target
                 if more:      # the next batch, beside the learning
                     t0 = time.perf_counter()
                     trajs, judge = self.collect()
-                    at, tm = self.update, {"rollout": time.perf_counter() - t0, "judge": judge}
+                    at, tm, coll = self.update, {"rollout": time.perf_counter() - t0, "judge": judge}, \
+                        self.collection_record()
                 st = learner.result()      # (logs the learner's records)
                 res.history.append(st)
                 reasons = [cb.on_update_end(self, st) for cb in callbacks]
