@@ -429,7 +429,8 @@ class RunConfig:
     planner one update old; PPO's ratio is taken against the planner at the update's start,
     recomputed on them (with ``policy.off_policy_ratio`` ``decoupled``: importance-weighted
     against what sampled them). Each process uses one torch thread (``torch_threads`` is not
-    read). Off: the sequential update, reproducible update by update."""
+    read). Off: the sequential update, reproducible update by update. Measured: 1.5x faster per update on two
+    cores, but less learnt per update on the 30-update reduction (docs/results/exploration.md §19)."""
 
     max_masked_updates: int = 3
     """Stop the run (:class:`navrl.errors.Outage`, checkpoint saved) after this many updates in a
