@@ -76,7 +76,7 @@ N_PLACEHOLDERS = 128
 NODE_FEATS = 35
 CTX_FEATS = 6
 GLOBAL_FEATS = 5
-CAND_FEATS = 19
+CAND_FEATS = 18
 HIST_FEATS = 3
 
 FEATURE_LAYOUT = {"node": NODE_FEATS, "ctx": CTX_FEATS, "global": GLOBAL_FEATS, "cand": CAND_FEATS, "hist": HIST_FEATS,
@@ -790,8 +790,6 @@ def _screen(goal: str, ans_texts: tuple, app: str, nodes: list, vocab: Vocab) ->
         blocks.append((_whole_values_block(tuple(texts)), scr_row0))
         blocks.append((_computed_block(tuple(texts), goal), scr_row0))
     cb = _join_cands(blocks)
-    if vocab.type_on_screen and len(cb.text):
-        _beside_named(goal, texts, scr_row0, cb)
     nf = np.asarray(node_feats, np.float32).reshape(-1, NODE_FEATS)
     ordinals = goal_ordinals(goal)
     if ordinals:
@@ -972,7 +970,7 @@ def _cand_feats(src: int, txt: str, ps: list[Piece], a: int, b: int, quoted: boo
     numeric = float(bool(re.fullmatch(r"[\d\s.,:$%-]+", txt)))
     return [float(src == 0), float(src == 1), float(src == 2), float(src == 3), float(src == 4), whole,
             float(quoted), min(n, 16) / 16.0, numeric, float(txt[:1] == "$"),
-            float(any(c.isalpha() for c in txt)), float(txt[-1:] in ".!?")] + boundary_features(ps, a, b) + [0.0, 0.0, 0.0]
+            float(any(c.isalpha() for c in txt)), float(txt[-1:] in ".!?")] + boundary_features(ps, a, b) + [0.0, 0.0]
 
 
 _COL_CASE = 16
@@ -989,10 +987,6 @@ of it (:func:`_computed_block`): the result of "3 + 8 =", the x of "x - 3 = 5", 
 of single-character text nodes joined (issue #28, composed values: simple-arithmetic,
 simple-algebra, text-transform) and the word of a text at the place the goal names ("the 4th
 word in the paragraph", its letters: find-word). Appended with a zero weight (``CAND_COLUMNS_ADDED``)."""
-_COL_BESIDE_NAMED = 18
-"""A candidate column: the candidate is the whole label of the node right after a node whose
-whole label the goal names ("Enter the value of Color ...": the table cell after "Color"; issue
-#28, read-table), with ``type_on_screen``."""
 
 _ARITH = re.compile(r"^\s*(-?\d{1,6})\s*([-+x\u00d7*])\s*(-?\d{1,6})\s*=\s*\??\s*$")
 _ALGEBRA = re.compile(r"^\s*(x|-?\d{1,6})\s*([-+])\s*(x|-?\d{1,6})\s*=\s*(-?\d{1,6})\s*$")
@@ -1049,24 +1043,6 @@ def _computed_block(texts: tuple[tuple[str, str], ...], goal: str) -> _Cands:
     return _Cands.of(2, tuple(rows))
 
 
-def _beside_named(goal: str, texts: list[tuple[str, str]], row0: int, cb: _Cands) -> None:
-    """Flag (:data:`_COL_BESIDE_NAMED`) the on-screen candidates that are the whole label of a
-    node right after a node whose whole label the goal names; rows as :func:`_screen_block`'s,
-    from ``row0``. ``cb``'s feature array is the state's own (joined), changed in place."""
-    g = goal.strip().lower()
-    starts, row = [], row0
-    for label, value in texts:
-        n = len(pieces(label)[:MAX_NODE_PIECES])
-        starts.append((row, n))
-        row += n + len(pieces(value)[:MAX_NODE_PIECES])
-    named = [len(t) >= 2 and t != g and phrase_in(t, g) for t in (lab.strip().lower() for lab, _ in texts)]
-    want = {(starts[j][0], starts[j][0] + starts[j][1] - 1) for j in range(1, len(texts))
-            if named[j - 1] and not named[j] and starts[j][1]}
-    if want:
-        hit = np.asarray([(int(a), int(b)) in want for a, b in zip(cb.a, cb.b)]) & (cb.src == 2)
-        cb.feats[hit, _COL_BESIDE_NAMED] = 1.0
-
-
 def _computed_feats(txt: str) -> tuple:
     f = _cand_feats(2, txt, [], 0, 0, quoted=False)
     f[_COL_COMPUTED] = 1.0
@@ -1093,7 +1069,7 @@ def _case_block(goal: str, n: int, case: str) -> _Cands:
     for a, b, txt, feats, use in _ctx_cands(0, goal, n):
         twin = txt.upper() if case == "upper" else txt.lower()
         if use[0] and twin != txt:
-            rows.append((a, b, twin, feats[:_COL_CASE] + (1.0, 0.0, 0.0), (True, False, False)))
+            rows.append((a, b, twin, feats[:_COL_CASE] + (1.0, 0.0), (True, False, False)))
     return _Cands.of(0, tuple(rows))
 
 
@@ -1245,8 +1221,8 @@ def _text_decision(kind: int, text: str, e: Encoded, use: int) -> Decision | Non
     # demonstration was most of PPO-ptx's featurisation
     texts, usable = e.cand_text, e.cand_use[:, use].tolist()
     ok = [i for i, t in enumerate(texts) if t == text and usable[i]]
-    if len(ok) > 1:       # the same text twice: the candidate computed or picked out for it first
-        ok.sort(key=lambda i: -(2 * e.cand_feats[i, _COL_COMPUTED] + e.cand_feats[i, _COL_BESIDE_NAMED]))
+    if len(ok) > 1:       # the same text twice: the candidate computed for it first
+        ok.sort(key=lambda i: -e.cand_feats[i, _COL_COMPUTED])
     if not ok and use == 1:   # an answer written differently ("59 F" for "H:59"): the longest
         ok = sorted((i for i, t in enumerate(texts)      # candidate the checker accepts
                      if usable[i] and answers_match(t, text) and len(t) >= 2),
