@@ -20,6 +20,10 @@ collecting side logs, runs the callbacks and checkpoints, so a run's files are w
 process. The child never touches the devices, and leaves with ``os._exit`` (no finaliser of a
 copied device runs there). Both processes use one torch thread (an OpenMP pool does not
 survive a fork).
+
+Measured (docs/results/speed.md, docs/results/exploration.md §19): 1.5x faster per update on two
+cores; on the 30-update reduction the lag cost learning (last 3 steps 28/48 against 38/48,
+one seed), so it is off by default.
 """
 from __future__ import annotations
 
@@ -34,7 +38,7 @@ import torch
 
 from navrl.errors import Outage
 from navrl.rl.batch import Sample, length_chunks
-
+from navrl.rl.config import ConfigError
 
 if TYPE_CHECKING:
     from navrl.rl.trainer import Trainer, UpdateStats
@@ -51,7 +55,6 @@ class LearnerProcess:
     ``trainer`` (the collecting side)."""
 
     def __init__(self, trainer: "Trainer"):
-        from navrl.rl.config import ConfigError
         if any(p.device.type != "cpu" for p in trainer.policy.policy_parameters()):
             raise ConfigError("run.overlap forks the trainer into a learner process: the planner must be on the CPU "
                               "(a CUDA context does not survive a fork); run without run.overlap")
