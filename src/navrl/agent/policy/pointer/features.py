@@ -61,8 +61,8 @@ FIXED_ANSWERS = ("Yes", "No")
 """Answers that are not on screen (yes/no questions)."""
 
 DATE_COLUMNS = True
-"""The goal-day, goal-month and month-heading node columns (:data:`_COL_GOAL_DAY` ..) are
-filled; False leaves them 0 (tests/agent/test_pointer_reference.py compares with f0ad593's inputs)."""
+"""The date node columns (:data:`_COL_GOAL_DAY` .. :data:`_COL_SHOWN_OTHER`) are filled; False
+leaves them 0 (the control run of tests/agent/test_pointer_expressive.py's date-picker clone)."""
 
 # sizes (inputs beyond them are cut: the first nodes, the start of the goal)
 MAX_CTX = 96          # goal + answer (+ episode memory) pieces
@@ -634,11 +634,6 @@ def goal_dates(goal: str) -> tuple[tuple[int, int, int], ...]:
     found = [(m.start(), (int(m.group(3)), int(m.group(1)), int(m.group(2)))) for m in _DATE_NUM.finditer(low)]
     found += [(m.start(), (int(m.group(3)), _MONTH_OF[m.group(1)], int(m.group(2)))) for m in _DATE_TEXT.finditer(low)]
     return tuple(d for _, d in sorted(found) if 1 <= d[1] <= 12 and 1 <= d[2] <= 31)
-
-
-def month_of(label: str) -> int | None:
-    """1-12 when ``label`` is a month's name or its abbreviation ("Dec", "December"), else None."""
-    return _MONTH_OF.get(label.strip().rstrip(".").lower())
 
 
 def _date_columns(goal: str, labels: list[str], nf: np.ndarray) -> None:
