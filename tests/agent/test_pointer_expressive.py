@@ -688,6 +688,27 @@ def test_the_word_at_the_goals_place_is_a_computed_candidate():
         _prompt("Click the 4th button", nodes)).cand_feats)          # no "word" asked: nothing computed
 
 
+def test_the_last_word_of_a_text_areas_value_is_a_computed_candidate():
+    """scroll-text: "the last word in the text area" is the last word of a field's value (its
+    letters), referring to the value's pieces; the other field's empty value adds nothing."""
+    goal = "Find the last word in the text area, enter it into the text field and hit Submit."
+    area = "Vulputate risus commodo. Maecenas duis nunc, interdum viverra. Quam."
+    nodes = [UINode("q", "text", goal, (0, 0, W, 20)),
+             UINode("a", "textfield", "text field", (0, 22, W, 60), value=area, actions=("tap",)),
+             UINode("f", "textfield", "text field", (0, 62, 150, 76), actions=("tap",), focused=True)]
+    e = _screen_typer(True).state(_prompt(goal, nodes))
+    comp = [(t, int(a), int(b)) for t, f, a, b in zip(e.cand_text, e.cand_feats, e.cand_a, e.cand_b)
+            if f[F._COL_COMPUTED] == 1.0]
+    assert [t for t, _, _ in comp] == ["Quam"]
+    _, a, b = comp[0]                              # it refers to the value's pieces, from its first
+    starts = {int(ca) for t, ca, f in zip(e.cand_text, e.cand_a, e.cand_feats)
+              if t.startswith("Vulputate") and not f[F._COL_COMPUTED]}
+    assert a in starts and b > a
+    g1 = goal.replace("last", "first")
+    first = _screen_typer(True).state(_prompt(g1, [UINode("q", "text", g1, (0, 0, W, 20))] + nodes[1:]))
+    assert [t for t, f in zip(first.cand_text, first.cand_feats) if f[F._COL_COMPUTED]] == ["Vulputate"]
+
+
 def test_a_demonstration_types_the_computed_candidate_where_a_span_reads_the_same():
     """find-word's word is also a span of the paragraph: the demonstration's decision is the
     computed candidate (what its place picks out), not the first span that reads the same."""

@@ -981,7 +981,7 @@ _COL_COMPUTED = 17
 of it (:func:`_computed_block`): the result of "3 + 8 =", the x of "x - 3 = 5", the characters
 of single-character text nodes joined (issue #28, composed values: simple-arithmetic,
 simple-algebra, text-transform) and the word of a text at the place the goal names ("the 4th
-word in the paragraph", its letters: find-word). Appended with a zero weight (``CAND_COLUMNS_ADDED``)."""
+word in the paragraph", its letters: find-word; "the last word in the text area": scroll-text). Appended with a zero weight (``CAND_COLUMNS_ADDED``)."""
 
 _ARITH = re.compile(r"^\s*(-?\d{1,6})\s*([-+x\u00d7*])\s*(-?\d{1,6})\s*=\s*\??\s*$")
 _ALGEBRA = re.compile(r"^\s*(x|-?\d{1,6})\s*([-+])\s*(x|-?\d{1,6})\s*=\s*(-?\d{1,6})\s*$")
@@ -1010,7 +1010,7 @@ def _computed_block(texts: tuple[tuple[str, str], ...], goal: str) -> _Cands:
     reference rows the pieces they are computed from; rows counted as :func:`_screen_block`
     counts them."""
     rows, row = [], 0
-    places = [k for k in goal_ordinals(goal) if k > 0] if _WORD_GOAL.search(goal.lower()) else []
+    places = [k for k in goal_ordinals(goal) if k != 0] if _WORD_GOAL.search(goal.lower()) else []
     run: list[tuple[int, str]] = []          # consecutive single-character labels: (row, character)
 
     def flush() -> None:
@@ -1019,7 +1019,7 @@ def _computed_block(texts: tuple[tuple[str, str], ...], goal: str) -> _Cands:
             rows.append((run[0][0], run[-1][0], txt, _computed_feats(txt), (True, True, False)))
         run.clear()
     for label, value in texts:
-        lp = pieces(label)[:MAX_NODE_PIECES]
+        lp, vp = pieces(label)[:MAX_NODE_PIECES], pieces(value)[:MAX_NODE_PIECES]
         lab = label.strip()
         if len(lab) == 1 and lab.isalnum() and lp:
             run.append((row, lab))
@@ -1028,12 +1028,17 @@ def _computed_block(texts: tuple[tuple[str, str], ...], goal: str) -> _Cands:
             val = _computed(label)
             if val is not None and lp:
                 rows.append((row, row + len(lp) - 1, val, _computed_feats(val), (True, True, False)))
-            words = label.split() if places and label.strip() != goal.strip() else []
-            for k in places:                   # "the 4th word in the paragraph": its letters and digits
-                w = re.sub(r"[^A-Za-z0-9]", "", words[k - 1]) if 2 <= len(words) and k <= len(words) else ""
-                if w and lp:
-                    rows.append((row, row + len(lp) - 1, w, _computed_feats(w), (True, True, False)))
-        row += len(lp) + len(pieces(value)[:MAX_NODE_PIECES])
+            # "the 4th word in the paragraph", "the last word in the text area" (a field's value):
+            # its letters and digits, referring to the label's or the value's pieces; a text of
+            # three words or more (not a control's name: "text field" has a last word too)
+            for text, r0, n in ((label, row, len(lp)), (value, row + len(lp), len(vp))):
+                words = text.split() if places and n and text.strip() != goal.strip() else []
+                for k in places:
+                    w = re.sub(r"[^A-Za-z0-9]", "", words[k - 1 if k > 0 else k]) \
+                        if 3 <= len(words) and k <= len(words) else ""
+                    if w:
+                        rows.append((r0, r0 + n - 1, w, _computed_feats(w), (True, True, False)))
+        row += len(lp) + len(vp)
     flush()
     return _Cands.of(2, tuple(rows))
 
