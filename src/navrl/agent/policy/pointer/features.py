@@ -76,7 +76,7 @@ N_PLACEHOLDERS = 128
 NODE_FEATS = 35
 CTX_FEATS = 6
 GLOBAL_FEATS = 5
-CAND_FEATS = 18
+CAND_FEATS = 19
 HIST_FEATS = 3
 
 FEATURE_LAYOUT = {"node": NODE_FEATS, "ctx": CTX_FEATS, "global": GLOBAL_FEATS, "cand": CAND_FEATS, "hist": HIST_FEATS,
@@ -785,6 +785,8 @@ def _screen(goal: str, ans_texts: tuple, app: str, nodes: list, vocab: Vocab) ->
         blocks.append((_whole_values_block(tuple(texts)), scr_row0))
         blocks.append((_computed_block(tuple(texts), goal), scr_row0))
     cb = _join_cands(blocks)
+    if vocab.type_on_screen and has_focus:     # a column of goal spans: zero elsewhere
+        _named_by_field_column(gp, ctx_rows[0], cb, nodes[:MAX_NODES], goal)
     nf = np.asarray(node_feats, np.float32).reshape(-1, NODE_FEATS)
     ordinals = goal_ordinals(goal)
     if ordinals:
@@ -965,7 +967,7 @@ def _cand_feats(src: int, txt: str, ps: list[Piece], a: int, b: int, quoted: boo
     numeric = float(bool(re.fullmatch(r"[\d\s.,:$%-]+", txt)))
     return [float(src == 0), float(src == 1), float(src == 2), float(src == 3), float(src == 4), whole,
             float(quoted), min(n, 16) / 16.0, numeric, float(txt[:1] == "$"),
-            float(any(c.isalpha() for c in txt)), float(txt[-1:] in ".!?")] + boundary_features(ps, a, b) + [0.0, 0.0]
+            float(any(c.isalpha() for c in txt)), float(txt[-1:] in ".!?")] + boundary_features(ps, a, b) + [0.0, 0.0, 0.0]
 
 
 _COL_CASE = 16
@@ -1049,6 +1051,67 @@ def _computed_feats(txt: str) -> tuple:
     return tuple(f)
 
 
+_COL_NAMED_BY_FIELD = 18
+"""A candidate column: the goal span stands beside a goal word that names the focused field
+(issue #28: multi-orderings, multi-layouts). A field is named by its own label and by the text
+nearest to it on the screen (above, below, left or right: where a form puts its labels);
+"directed by Mejia" into the field beside "Director", "from year 2017" into the one beside
+"Year": the content word before the span (up to three pieces back) shares its first five
+letters (all of a shorter one's, three at least) with a word of the field's names. Every
+candidate typing such a span's text is flagged (the instruction's span on the screen too). With ``type_on_screen``
+only (the MiniWoB++ configs); appended with a zero weight (``CAND_COLUMNS_ADDED``)."""
+
+
+def _same_stem(a: str, b: str) -> bool:
+    k = min(5, len(a), len(b))
+    return k >= 3 and a[:k] == b[:k]
+
+
+def _field_names(nodes: list, goal: str) -> set[str]:
+    """The content words naming the focused node: its label's and those of the text node
+    nearest its box (by the gap between the boxes, the instruction itself left out)."""
+    f = next(i for i, n in enumerate(nodes) if n[4])
+    fb = nodes[f][6]
+    best, gap = None, 0.12            # a label farther than this (screen fractions) names nothing
+    for i, n in enumerate(nodes):
+        if i == f or str(n[0]) != "text" or str(n[1]).strip() in ("", goal.strip()):
+            continue
+        b = n[6]
+        d = max(0.0, b[0] - fb[2], fb[0] - b[2]) + max(0.0, b[1] - fb[3], fb[1] - b[3])
+        if d < gap:
+            best, gap = str(n[1]), d
+    names = content_keys(pieces(str(nodes[f][1])))
+    return names | content_keys(pieces(best)) if best else names
+
+
+def _named_by_field_column(gp: list[Piece], goal_rows: tuple[int, int, int], cb: "_Cands", nodes: list,
+                           goal: str) -> None:
+    """Set :data:`_COL_NAMED_BY_FIELD` of ``cb``'s goal spans (source 0) in place."""
+    names = [k for k in _field_names(nodes, goal) if not k.isdigit()]
+    if not names:
+        return
+    _, r0, n = goal_rows
+
+    def cue(at: int, step: int) -> bool:          # the first content word from ``at`` on names the field
+        for k in range(at, at + 3 * step, step):  # (after a span it would as often name the next field)
+            if not 0 <= k < n:
+                return False
+            p = gp[k]
+            if p.is_word and p.key not in STOPWORDS:
+                return any(_same_stem(p.key, w) for w in names)
+        return False
+    named = set()
+    for j in np.flatnonzero(cb.src == 0):
+        a, b = int(cb.a[j]) - r0, int(cb.b[j]) - r0
+        if 0 <= a <= b < n and cue(a - 1, -1):
+            named.add(cb.text[j])
+    # every candidate that types the same text (the instruction's own span on the screen, which a
+    # demonstration's Type decides for first)
+    for j, t in enumerate(cb.text):
+        if t in named:
+            cb.feats[j, _COL_NAMED_BY_FIELD] = 1.0
+
+
 _CASE = re.compile(r"(?<![a-z])(upper|lower)[ -]?case(?![a-z])|(?<![a-z])(capital letters|all caps)(?![a-z])")
 
 
@@ -1069,7 +1132,7 @@ def _case_block(goal: str, n: int, case: str) -> _Cands:
     for a, b, txt, feats, use in _ctx_cands(0, goal, n):
         twin = txt.upper() if case == "upper" else txt.lower()
         if use[0] and twin != txt:
-            rows.append((a, b, twin, feats[:_COL_CASE] + (1.0, 0.0), (True, False, False)))
+            rows.append((a, b, twin, feats[:_COL_CASE] + (1.0,) + (0.0,) * (CAND_FEATS - _COL_CASE - 1), (True, False, False)))
     return _Cands.of(0, tuple(rows))
 
 
