@@ -53,3 +53,25 @@ def test_bad_rules_are_refused() -> None:
         BoundedCache(3, evict="newest")  # type: ignore[arg-type]
     with pytest.raises(ValueError):
         BoundedCache(3, touch=True, evict="all")
+
+
+def test_a_weight_budget_drops_the_oldest_until_the_entries_fit() -> None:
+    c: BoundedCache[str, str] = BoundedCache(100, touch=True, weigh=len, max_weight=10)
+    c.put("a", "xxxx"), c.put("b", "xxxx")
+    assert c.weight == 8 and len(c) == 2
+    assert c.get("a") == "xxxx"        # "a" is now the most recent: "b" goes first
+    c.put("c", "xxxx")                 # 12 > 10
+    assert "b" not in c and "a" in c and "c" in c and c.weight == 8
+    c.put("a", "x")                    # replacing re-weighs
+    assert c.weight == 5
+    c.put("big", "x" * 50)             # the newest stays even alone over the budget
+    assert list(c._d) == ["big"] and c.weight == 50
+    c.clear()
+    assert c.weight == 0 and len(c) == 0
+    d = pickle.loads(pickle.dumps(BoundedCache(3, weigh=len, max_weight=5)))
+    d.put("k", "vvvvvv"), d.put("j", "v")
+    assert list(d._d) == ["j"] and d.weight == 1
+    with pytest.raises(ValueError):
+        BoundedCache(3, weigh=len)     # a weight without a budget
+    with pytest.raises(ValueError):
+        BoundedCache(3, evict="all", weigh=len, max_weight=5)

@@ -8,7 +8,6 @@ out of every loss and every statistic, and counted.
 from __future__ import annotations
 
 import collections
-import copy
 import io
 import random
 import time
@@ -107,7 +106,7 @@ class Trainer:
         self.opt_policy = torch.optim.AdamW(policy.policy_parameters(), lr=cfg.policy.policy_lr,
                                             weight_decay=cfg.policy.weight_decay)
         self.opt_critic = torch.optim.AdamW(self.critic.parameters(), lr=cfg.critic_lr)
-        self.ref_policy = copy.deepcopy(policy) if "reference" in reads or cfg.exploration.explore_prior > 0 else None
+        self.ref_policy = policy.reference_copy() if "reference" in reads or cfg.exploration.explore_prior > 0 else None
         if cfg.exploration.explore_prior > 0:   # rollouts mix in the planner training started from
             policy.prior = self.ref_policy
         self.skip_zero_advantages = True

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import abc
 import contextlib
+import copy
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
@@ -84,6 +85,13 @@ class Policy(Planner, abc.ABC):
     """Set by the trainer when ``explore_prior`` is used: a frozen copy of the policy it was given."""
     critic: Callable[[torch.Tensor], torch.Tensor | None] | None = None
     """Set by the trainer: states [N, H] -> values [N] (or None), logged with ``plan``'s outputs."""
+
+    def reference_copy(self) -> "Policy":
+        """A frozen copy for a KL reference or an exploration prior (the trainer's
+        ``ref_policy``): its own weights, which stay where training started. A deep copy here;
+        policies whose encodings do not depend on the weights share them with the copy (the
+        pointer planner: one cache of encoded states, not two)."""
+        return copy.deepcopy(self)
 
     def sampled(self, sampling: Sampling) -> "SampledPolicy":
         """This policy as a planner that decodes with ``sampling`` (the weights are shared; the

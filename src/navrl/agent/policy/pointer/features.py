@@ -225,6 +225,17 @@ class Encoded:
     cand_feats: np.ndarray = field(default_factory=lambda: np.zeros((0, CAND_FEATS), np.float32))
     cand_use: np.ndarray = field(default_factory=lambda: np.zeros((0, 3), bool))
 
+    def weight(self) -> int:
+        """Bytes of this state's arrays and candidate texts, roughly (arrays it shares with other
+        states of its screen counted in each): what a cache of states weighs it at."""
+        n = 0
+        for v in vars(self).values():
+            if isinstance(v, np.ndarray):
+                n += v.nbytes + 112
+            elif isinstance(v, (tuple, list)):
+                n += 8 * len(v) + 56
+        return n + sum(len(t) + 49 for t in self.cand_text) + sum(len(t) + 49 for t in self.node_labels)
+
     @cached_property
     def focus(self) -> int:
         """The focused node's index (the field typed text goes into), -1 when none is."""

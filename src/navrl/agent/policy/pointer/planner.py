@@ -9,6 +9,7 @@ output's log-prob, and :meth:`score` recomputes exactly that from the stored pro
 """
 from __future__ import annotations
 
+import copy
 import json
 from dataclasses import asdict
 
@@ -92,10 +93,18 @@ class PointerPlanner(Policy):
         self.sample = True
         self.temperature = 1.0
         self.critic = None
-        self._cache: BoundedCache[str, Encoded] = BoundedCache(50_000, touch=True)
+        self._cache: BoundedCache[str, Encoded] = BoundedCache(50_000, touch=True, weigh=Encoded.weight,
+                                                               max_weight=STATE_CACHE_BYTES)
         self._demo_ids: BoundedCache[tuple[str, str, int], list[int] | None] = BoundedCache(100_000, evict="all")
         self.chunk_size = 64
         """States per forward pass (batches are cut into chunks of similar-sized states)."""
+
+    def reference_copy(self) -> "PointerPlanner":
+        """A frozen copy (KL reference, exploration prior) with its own weights, sharing this
+        planner's vocabulary memos and cache of encoded states: an encoding reads no weight, and
+        a second cache doubled a long run's memory (docs/results/exploration.md §20)."""
+        shared = (self.vocab, self._cache, self._demo_ids)
+        return copy.deepcopy(self, {id(o): o for o in shared})
 
     # ------------------------------------------------------------------ Policy
     @property
@@ -391,6 +400,13 @@ class PointerPlanner(Policy):
         frames = torch.tensor([d.frame for d in ds])
         _, _, _, logp, ent, mask, cls, _ = self._forward(states, kinds, args, frames, temperature, choose=False)
         return ScoredBatch(logp * mask, mask, ent * mask, cls)
+
+
+STATE_CACHE_BYTES = 1 << 30
+"""The pointer planner's cache of encoded states holds at most about this many bytes (the
+states' arrays; :meth:`Encoded.weight`), besides its 50,000 entries: a state rolled out is scored
+again in the update, a demonstration in every PPO-ptx minibatch. Unbounded by bytes, 50,000
+states of the phone world took ~3 GB per planner (docs/results/exploration.md §20)."""
 
 
 NODE_COLUMNS_ADDED = {27: 35, 28: 35, 29: 35, 30: 35, 31: 35}
