@@ -414,9 +414,9 @@ def test_the_memory_row_column_flags_the_day_the_goal_picked_out_in_the_earlier_
 
 def test_a_new_planner_gives_the_columns_appended_since_a_zero_weight():
     w = _planner().model.node_in.weight
-    assert w.shape[1] == F.NODE_FEATS and F._COL_SHOWN_OTHER == F.NODE_FEATS - 1
+    assert w.shape[1] == F.NODE_FEATS and F._COL_ENDS_QUOTED == F.NODE_FEATS - 1
     added = [F._COL_USED_APP, F._COL_ORDINAL, F._COL_TYPE, F._COL_MEM_ROW, F._COL_GOAL_DAY, F._COL_GOAL_MONTH,
-             F._COL_PAGE_TOWARD, F._COL_SHOWN_OTHER]
+             F._COL_PAGE_TOWARD, F._COL_SHOWN_OTHER, F._COL_ENDS_QUOTED]
     assert added == list(range(27, F.NODE_FEATS))
     assert torch.count_nonzero(w[:, added]) == 0
 
@@ -793,3 +793,55 @@ def test_cloned_with_the_named_field_column_the_planner_types_what_the_fields_la
     without = run()
     clear_memos()
     assert with_column >= 14 and without <= 10 and with_column - without >= 6, (with_column, without)   # 16, 8
+
+
+_COUNTRIES = ("Nicaragua", "Niger", "Nigeria", "Niue", "Tunisia", "Turkey", "Turkmenistan", "Tuvalu", "Guadeloupe",
+              "Guatemala", "Guam", "Guernsey", "Guinea", "Guyana", "Malawi", "Malaysia", "Maldives", "Mali", "Malta",
+              "Bahamas", "Bahrain", "Bangladesh", "Barbados", "Belarus", "Belgium", "Belize", "Benin", "Bermuda")
+
+
+def _autocomplete_demos(seed: int, n: int, pol: PointerPlanner) -> list[tuple[str, list[int] | None]]:
+    """use-autocomplete's list shown: the items sharing the goal's prefix, the one to tap the only
+    one ending with the goal's suffix (anywhere in the list)."""
+    rng = random.Random(seed)
+    out = []
+    while len(out) < n:
+        pre = rng.choice(("Ni", "Tu", "Gu", "Mal", "Ba", "Be"))
+        items = [c for c in _COUNTRIES if c.startswith(pre)]
+        want = rng.choice(items)
+        suf = next((want[-k:] for k in (2, 3, 4) if sum(c.endswith(want[-k:]) for c in items) == 1), None)
+        if suf is None:
+            continue
+        goal = f'Enter an item that starts with "{pre}" and ends with "{suf}".'
+        nodes = [UINode("q", "text", goal, (0, 0, W, 20)),
+                 UINode("t", "textfield", "Tags", (0, 22, W, 36), value=pre, actions=("tap",), focused=True)]
+        nodes += [UINode(f"i{k}", "text", c, (0, 40 + 12 * k, W, 50 + 12 * k), actions=("tap",))
+                  for k, c in enumerate(items)]
+        nodes.append(UINode("s", "button", "Submit", (0, 200, 60, 212), actions=("tap",)))
+        p = _prompt(goal, nodes)
+        out.append((p, pol.encode_demo(p, f'Reasoning: r\nStep: Tap "{want}"\nRemaining: r')))
+    return out
+
+
+def test_cloned_with_the_ends_with_column_the_planner_taps_the_item_ending_as_the_goal_asks(monkeypatch):
+    """use-autocomplete: 'starts with "Gua" and ends with "la"' is Guatemala, not the first item
+    Guadeloupe. The column flags the labels ending with a quoted text of the goal (longer than it);
+    cloned from 40 lists, the planner taps the right item of 20 unseen goals, and without the
+    column it cannot tell which."""
+    pol = _screen_typer(True)
+    e = pol.state(_autocomplete_demos(0, 1, pol)[0][0])
+    assert e.node_feats[:, F._COL_ENDS_QUOTED].sum() == 1
+    assert not _planner().state(_autocomplete_demos(0, 1, pol)[0][0]).node_feats[:, F._COL_ENDS_QUOTED].any()
+
+    def run() -> int:
+        clear_memos()
+        p = _screen_typer(True)
+        train, test = _autocomplete_demos(0, 40, p), _autocomplete_demos(1, 20, p)
+        assert all(d is not None for _, d in train + test)
+        clone(p, train, steps=100)
+        return hits(p, test)
+    with_column = run()
+    monkeypatch.setattr(F, "goal_quotes", lambda g: ())
+    without = run()
+    clear_memos()
+    assert with_column >= 17 and with_column - without >= 5, (with_column, without)   # 20, 6

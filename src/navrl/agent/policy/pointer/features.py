@@ -73,7 +73,7 @@ MAX_SPAN_CTX = 16     # pieces per goal/answer span
 MAX_SPAN_SCREEN = 8   # pieces per on-screen span
 N_PLACEHOLDERS = 128
 
-NODE_FEATS = 35
+NODE_FEATS = 36
 CTX_FEATS = 6
 GLOBAL_FEATS = 5
 CAND_FEATS = 19
@@ -607,6 +607,19 @@ does not make)."""
 _COL_SHOWN_OTHER = 34
 """The node is a month-and-year heading of another month than the goal date's (the day is not
 on this page yet)."""
+_COL_ENDS_QUOTED = 35
+"""The node's label ends with a quoted text of the goal, and is longer (use-autocomplete: 'starts
+with "Gua" and ends with "la"' flags "Guatemala", not "Guadeloupe"; issue #28). A label that *is*
+the quote, or holds it elsewhere, is what the alignment columns already see. With
+``type_on_screen`` only (the MiniWoB++ configs)."""
+
+
+@lru_cache(maxsize=20_000)
+def goal_quotes(goal: str) -> tuple[str, ...]:
+    """The goal's quoted texts, lower-cased."""
+    return tuple(m.group(1).strip().lower() for m in _QUOTED.finditer(goal) if m.group(1).strip())
+
+
 _FORWARD = frozenset({"next", "next month", ">", "\u203a", "\u00bb", "\u2192", "forward"})
 _BACKWARD = frozenset({"prev", "previous", "prev month", "previous month", "<", "\u2039", "\u00ab", "\u2190"})
 _TYPE_WORDS = {"button": ("button",), "link": ("link",), "checkbox": ("checkbox",), "radio": ("radio",),
@@ -770,7 +783,7 @@ def _screen(goal: str, ans_texts: tuple, app: str, nodes: list, vocab: Vocab) ->
             label_rows.setdefault(lab_n, []).append(i)
         node_feats.append(f + (0.0, 0.0, min(i, 95) / 95.0, float(app_l == lab_n), 0.0, 0.0,
                                _names_type(goal_words, str(role), str(more[0]) if more else ""), 0.0,
-                               0.0, 0.0, 0.0, 0.0))
+                               0.0, 0.0, 0.0, 0.0, 0.0))
         match_ctx.extend((i, c) for c in cols)
         node_accept.append(acc)
         # on-screen text pieces and their candidate spans (answers are read off the screen)
@@ -804,6 +817,11 @@ def _screen(goal: str, ans_texts: tuple, app: str, nodes: list, vocab: Vocab) ->
         nf[_ordinal_rows(ordinals, node_role), _COL_ORDINAL] = 1.0
     if DATE_COLUMNS and any(c.isdigit() for c in goal):     # (a date has digits)
         _date_columns(goal, [str(n[1]) for n in nodes[:MAX_NODES]], nf)
+    if vocab.type_on_screen and quoted:
+        ends = goal_quotes(goal)
+        for i, n in enumerate(nodes[:MAX_NODES]):
+            lab = str(n[1]).strip().lower()
+            nf[i, _COL_ENDS_QUOTED] = float(any(len(lab) > len(e) and lab.endswith(e) for e in ends))
     accept = np.asarray(node_accept, bool).reshape(-1, K)
     kind_mask = np.ones(K, bool)
     for kname in NODE_KINDS:

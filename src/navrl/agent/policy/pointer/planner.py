@@ -409,11 +409,12 @@ again in the update, a demonstration in every PPO-ptx minibatch. Unbounded by by
 states of the phone world took ~3 GB per planner (docs/results/exploration.md §20)."""
 
 
-NODE_COLUMNS_ADDED = {27: 35, 28: 35, 29: 35, 30: 35, 31: 35}
+NODE_COLUMNS_ADDED = {27: 36, 28: 36, 29: 36, 30: 36, 31: 36, 35: 36}
 """Node-input widths of earlier layouts -> the width after the columns appended since (27 -> 28:
 the used-app column; 28 -> 29: the ordinal column; 29 -> 30: the widget-type column; 30 -> 31:
 the remembered row the goal picks out; 31 -> 35: the goal date's day and month, the pager control
-toward its month, a heading of another month). A planner
+toward its month, a heading of another month; 35 -> 36: the label ends with a quoted text of
+the goal). A planner
 saved with such a width loads with zero weights for the new columns, so it computes exactly what
 it computed before."""
 
