@@ -73,7 +73,7 @@ MAX_SPAN_CTX = 16     # pieces per goal/answer span
 MAX_SPAN_SCREEN = 8   # pieces per on-screen span
 N_PLACEHOLDERS = 128
 
-NODE_FEATS = 36
+NODE_FEATS = 37
 CTX_FEATS = 6
 GLOBAL_FEATS = 5
 CAND_FEATS = 19
@@ -614,6 +614,32 @@ the quote, or holds it elsewhere, is what the alignment columns already see. Wit
 ``type_on_screen`` only (the MiniWoB++ configs)."""
 
 
+_COL_SECTION = 36
+"""The node is in the section of a text the goal names: after a node without actions whose label
+is a phrase of the goal ("@leo" in 'For the user @leo, click on the "Mute" button.'), up to the next
+node of its role whose label has the same shape (letters as "a", digits as "0": "@mauris" for
+"@leo"), which starts the next section (social-media: the "more" button and its menu of @leo's
+post, not another's; issue #28). With ``type_on_screen`` only (the MiniWoB++ configs)."""
+
+
+def _shape(label: str) -> str:
+    return re.sub(r"[a-z]+", "a", re.sub(r"[A-Z]+", "A", re.sub(r"\d+", "0", label.strip())))
+
+
+def _section_column(goal: str, nodes: list, nf: np.ndarray) -> None:
+    """Fill :data:`_COL_SECTION` of ``nf`` (rows: ``nodes``)."""
+    g = norm(goal)
+    for j, n in enumerate(nodes):
+        lab = norm(str(n[1]))
+        if n[5] or len(lab) < 2 or lab == g or not phrase_in(lab, g):
+            continue
+        role, shape = n[0], _shape(str(n[1]))
+        for i in range(j + 1, len(nodes)):
+            if nodes[i][0] == role and _shape(str(nodes[i][1])) == shape:
+                break
+            nf[i, _COL_SECTION] = 1.0
+
+
 @lru_cache(maxsize=20_000)
 def goal_quotes(goal: str) -> tuple[str, ...]:
     """The goal's quoted texts, lower-cased."""
@@ -783,7 +809,7 @@ def _screen(goal: str, ans_texts: tuple, app: str, nodes: list, vocab: Vocab) ->
             label_rows.setdefault(lab_n, []).append(i)
         node_feats.append(f + (0.0, 0.0, min(i, 95) / 95.0, float(app_l == lab_n), 0.0, 0.0,
                                _names_type(goal_words, str(role), str(more[0]) if more else ""), 0.0,
-                               0.0, 0.0, 0.0, 0.0, 0.0))
+                               0.0, 0.0, 0.0, 0.0, 0.0, 0.0))
         match_ctx.extend((i, c) for c in cols)
         node_accept.append(acc)
         # on-screen text pieces and their candidate spans (answers are read off the screen)
@@ -817,6 +843,8 @@ def _screen(goal: str, ans_texts: tuple, app: str, nodes: list, vocab: Vocab) ->
         nf[_ordinal_rows(ordinals, node_role), _COL_ORDINAL] = 1.0
     if DATE_COLUMNS and any(c.isdigit() for c in goal):     # (a date has digits)
         _date_columns(goal, [str(n[1]) for n in nodes[:MAX_NODES]], nf)
+    if vocab.type_on_screen:
+        _section_column(goal, nodes[:MAX_NODES], nf)
     if vocab.type_on_screen and quoted:
         ends = goal_quotes(goal)
         for i, n in enumerate(nodes[:MAX_NODES]):
