@@ -73,7 +73,7 @@ MAX_SPAN_CTX = 16     # pieces per goal/answer span
 MAX_SPAN_SCREEN = 8   # pieces per on-screen span
 N_PLACEHOLDERS = 128
 
-NODE_FEATS = 37
+NODE_FEATS = 38
 CTX_FEATS = 6
 GLOBAL_FEATS = 5
 CAND_FEATS = 19
@@ -619,7 +619,8 @@ _COL_SECTION = 36
 is a phrase of the goal ("@leo" in 'For the user @leo, click on the "Mute" button.'), up to the next
 node of its role whose label has the same shape (letters as "a", digits as "0": "@mauris" for
 "@leo"), which starts the next section (social-media: the "more" button and its menu of @leo's
-post, not another's; issue #28). With ``type_on_screen`` only (the MiniWoB++ configs)."""
+post, not another's; issue #28); only a section holding a node with actions (a table's key and
+its value cells are none). With ``type_on_screen`` only (the MiniWoB++ configs)."""
 
 
 def _shape(label: str) -> str:
@@ -634,10 +635,32 @@ def _section_column(goal: str, nodes: list, nf: np.ndarray) -> None:
         if n[5] or len(lab) < 2 or lab == g or not phrase_in(lab, g):
             continue
         role, shape = n[0], _shape(str(n[1]))
-        for i in range(j + 1, len(nodes)):
-            if nodes[i][0] == role and _shape(str(nodes[i][1])) == shape:
+        k = next((i for i in range(j + 1, len(nodes))
+                  if nodes[i][0] == role and _shape(str(nodes[i][1])) == shape), len(nodes))
+        if any(nodes[i][5] for i in range(j + 1, k)):    # a section with nothing to act on says nothing
+            nf[j + 1:k, _COL_SECTION] = 1.0
+
+
+_COL_PARITY = 37
+"""The node's label is "Odd" or "Even" and a whole number in its row (a text whose box overlaps
+its box vertically) is odd or even as it says (odd-or-even: which of a row's two buttons is right
+is a property of the number beside them, not a match of words; issue #28, composed values). With
+``type_on_screen`` only (the MiniWoB++ configs)."""
+_INT = re.compile(r"^[-−]?\d{1,9}$")
+
+
+def _parity_column(nodes: list, nf: np.ndarray) -> None:
+    """Fill :data:`_COL_PARITY` of ``nf`` (rows: ``nodes``)."""
+    says = {i: norm(str(n[1])) for i, n in enumerate(nodes) if norm(str(n[1])) in ("odd", "even")}
+    if not says:
+        return
+    nums = [(int(str(n[1]).strip().replace("−", "-")), n[6]) for n in nodes if _INT.match(str(n[1]).strip())]
+    for i, word in says.items():
+        b = nodes[i][6]
+        for v, nb in nums:
+            if nb[1] < b[3] and b[1] < nb[3] and (v % 2 == 1) == (word == "odd"):
+                nf[i, _COL_PARITY] = 1.0
                 break
-            nf[i, _COL_SECTION] = 1.0
 
 
 @lru_cache(maxsize=20_000)
@@ -809,7 +832,7 @@ def _screen(goal: str, ans_texts: tuple, app: str, nodes: list, vocab: Vocab) ->
             label_rows.setdefault(lab_n, []).append(i)
         node_feats.append(f + (0.0, 0.0, min(i, 95) / 95.0, float(app_l == lab_n), 0.0, 0.0,
                                _names_type(goal_words, str(role), str(more[0]) if more else ""), 0.0,
-                               0.0, 0.0, 0.0, 0.0, 0.0, 0.0))
+                               0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0))
         match_ctx.extend((i, c) for c in cols)
         node_accept.append(acc)
         # on-screen text pieces and their candidate spans (answers are read off the screen)
@@ -845,6 +868,7 @@ def _screen(goal: str, ans_texts: tuple, app: str, nodes: list, vocab: Vocab) ->
         _date_columns(goal, [str(n[1]) for n in nodes[:MAX_NODES]], nf)
     if vocab.type_on_screen:
         _section_column(goal, nodes[:MAX_NODES], nf)
+        _parity_column(nodes[:MAX_NODES], nf)
     if vocab.type_on_screen and quoted:
         ends = goal_quotes(goal)
         for i, n in enumerate(nodes[:MAX_NODES]):
