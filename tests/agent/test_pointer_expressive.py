@@ -725,6 +725,24 @@ def test_a_demonstration_types_the_computed_candidate_where_a_span_reads_the_sam
     assert e.cand_text[ids[1]] == "pretium" and e.cand_feats[ids[1], F._COL_COMPUTED] == 1.0
 
 
+def _hits_with_and_without(monkeypatch, name: str, off, make, n_train: int, steps: int = 100) -> tuple[int, int]:
+    """Hits on ``make(pol, 1, 20)`` of a fresh ``type_on_screen`` planner cloned on ``make(pol, 0,
+    n_train)`` (demonstrations: (prompt, decision ids)), with the input as it is and with
+    ``features.<name>`` replaced by ``off`` (the input switched off)."""
+    def run() -> int:
+        clear_memos()
+        pol = _screen_typer(True)
+        train, test = make(pol, 0, n_train), make(pol, 1, 20)
+        assert all(d is not None for _, d in train + test)
+        clone(pol, train, steps=steps)
+        return hits(pol, test)
+    with_it = run()
+    monkeypatch.setattr(F, name, off)
+    without = run()
+    clear_memos()
+    return with_it, without
+
+
 _GENRES = ("action", "crime", "satire", "urban", "historical", "comedy", "drama", "horror")
 _NAMES = ("Mejia", "Bowen", "Curry", "Mcknight", "West", "Blevins", "Doyle", "Thornton", "Cantrell", "Reed",
           "Ortiz", "Nash", "Pruitt", "Vance", "Hale", "Ibarra", "Quinn", "Rowe", "Salas", "Tate")
@@ -781,19 +799,11 @@ def _movie_demos(seed: int, names, pol: PointerPlanner) -> list[tuple[str, list[
 
 def test_cloned_with_the_named_field_column_the_planner_types_what_the_fields_label_names(monkeypatch):
     """Cloned from 24 form states (the year or the director to type, the rows shuffled), the
-    planner types the right one into the focused field on most of 20 states of names it has not
+    planner types the right one into the focused field on the 16 states of 8 names it has not
     seen; without the column it cannot tell the fields apart (about half right)."""
-    def run() -> int:
-        clear_memos()
-        pol = _screen_typer(True)
-        train, test = _movie_demos(0, _NAMES[:12], pol), _movie_demos(1, _NAMES[12:], pol)
-        assert all(d is not None for _, d in train + test)
-        clone(pol, train, steps=100)
-        return hits(pol, test)
-    with_column = run()
-    monkeypatch.setattr(F, "_named_by_field_column", lambda *a: None)
-    without = run()
-    clear_memos()
+    with_column, without = _hits_with_and_without(
+        monkeypatch, "_named_by_field_column", lambda *a: None,
+        lambda pol, seed, n: _movie_demos(seed, _NAMES[:12] if seed == 0 else _NAMES[12:], pol), 12)
     assert with_column >= 14 and without <= 10 and with_column - without >= 6, (with_column, without)   # 16, 8
 
 
@@ -835,17 +845,8 @@ def test_cloned_with_the_ends_with_column_the_planner_taps_the_item_ending_as_th
     assert e.node_feats[:, F._COL_ENDS_QUOTED].sum() == 1
     assert not _planner().state(_autocomplete_demos(0, 1, pol)[0][0]).node_feats[:, F._COL_ENDS_QUOTED].any()
 
-    def run() -> int:
-        clear_memos()
-        p = _screen_typer(True)
-        train, test = _autocomplete_demos(0, 40, p), _autocomplete_demos(1, 20, p)
-        assert all(d is not None for _, d in train + test)
-        clone(p, train, steps=100)
-        return hits(p, test)
-    with_column = run()
-    monkeypatch.setattr(F, "goal_quotes", lambda g: ())
-    without = run()
-    clear_memos()
+    with_column, without = _hits_with_and_without(
+        monkeypatch, "goal_quotes", lambda g: (), lambda p, seed, n: _autocomplete_demos(seed, n, p), 40)
     assert with_column >= 17 and with_column - without >= 5, (with_column, without)   # 20, 6
 
 
@@ -884,22 +885,13 @@ def test_cloned_with_the_section_column_the_planner_taps_the_named_posts_button(
     """social-media: the asked button of the named user's post, not another's alike button:
     cloned from 40 feeds, the planner taps it on most of 20 unseen ones; without the column it
     cannot tell the posts apart."""
-    def run() -> int:
-        clear_memos()
-        pol = _screen_typer(True)
-
-        def demos(seed: int, n: int):
-            rng, out = random.Random(seed), []
-            for _ in range(n):
-                goal, nodes, at = _feed(rng)
-                out.append((_prompt(goal, nodes), _tap(at)))
-            return out
-        clone(pol, demos(0, 40), steps=100)
-        return hits(pol, demos(1, 20))
-    with_column = run()
-    monkeypatch.setattr(F, "_section_column", lambda *a: None)
-    without = run()
-    clear_memos()
+    def demos(pol, seed: int, n: int):
+        rng, out = random.Random(seed), []
+        for _ in range(n):
+            goal, nodes, at = _feed(rng)
+            out.append((_prompt(goal, nodes), _tap(at)))
+        return out
+    with_column, without = _hits_with_and_without(monkeypatch, "_section_column", lambda *a: None, demos, 40)
     assert with_column >= 15 and with_column - without >= 6, (with_column, without)   # 20, 3
 
 
@@ -924,20 +916,11 @@ def test_the_parity_column_flags_the_button_the_rows_number_asks_for(monkeypatch
     assert [nodes[i].id for i in range(len(nodes)) if e.node_feats[i, F._COL_PARITY]] == ["o0", "e1", "o2"]
     assert not _planner().state(_prompt(goal, nodes)).node_feats[:, F._COL_PARITY].any()
 
-    def run() -> int:
-        clear_memos()
-        pol = _screen_typer(True)
-
-        def demos(seed: int, n: int):
-            rng, out = random.Random(seed), []
-            for _ in range(n):
-                v = rng.randrange(-99, 100)
-                out.append((_prompt(goal, _odd_even_rows([v])), _tap(1 if v % 2 else 3)))
-            return out
-        clone(pol, demos(0, 30), steps=100)
-        return hits(pol, demos(1, 20))
-    with_column = run()
-    monkeypatch.setattr(F, "_parity_column", lambda *a: None)
-    without = run()
-    clear_memos()
+    def demos(pol, seed: int, n: int):
+        rng, out = random.Random(seed), []
+        for _ in range(n):
+            v = rng.randrange(-99, 100)
+            out.append((_prompt(goal, _odd_even_rows([v])), _tap(1 if v % 2 else 3)))
+        return out
+    with_column, without = _hits_with_and_without(monkeypatch, "_parity_column", lambda *a: None, demos, 30)
     assert with_column >= 18 and with_column - without >= 5, (with_column, without)   # 20, 10
