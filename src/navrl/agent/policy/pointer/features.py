@@ -294,7 +294,8 @@ class Vocab:
         from navrl.agent.policy.pointer.vocab import PUNCTUATION
         self.words = list(dict.fromkeys(list(words) + list(PUNCTUATION)))
         self.index = {w: i + 1 for i, w in enumerate(self.words)}
-        self._tri: BoundedCache[str, frozenset[str]] = BoundedCache(200_000, evict="all")
+        # ~5 KB a set: 50,000 of them are ~250 MB (200,000 grew a long run by ~1 GB, §20)
+        self._tri: BoundedCache[str, frozenset[str]] = BoundedCache(50_000, evict="all")
         self._facts: BoundedCache[str, bool] = BoundedCache(100_000, evict="all")
         self._seen: BoundedCache[tuple, tuple[str, ...]] = BoundedCache(20_000, evict="all")
         self._steps: BoundedCache[str, tuple] = BoundedCache(50_000, evict="all")
@@ -384,10 +385,11 @@ def _node_keys(label: str, value: str) -> frozenset[str]:
     return frozenset(p.key for p in ps if (p.is_word and p.key not in STOPWORDS) or p.is_number)
 
 
-@lru_cache(maxsize=100_000)
 def _span_cands(src: int, s: str, max_span: int) -> tuple[tuple[int, int, str, tuple, tuple], ...]:
     """On-screen text candidates of one label or value: (first piece, last piece, text,
-    features, usable by type/answer/ask)."""
+    features, usable by type/answer/ask). Not memoised: :func:`_span_block` keeps them as arrays
+    (memoised as tuples of Python floats too, they held ~1 GB by a long run's 100th update;
+    docs/results/exploration.md §20)."""
     ps = pieces(s)[:MAX_NODE_PIECES]
     out = []
     for a, b in spans(ps, max_span):
