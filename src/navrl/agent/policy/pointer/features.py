@@ -669,6 +669,14 @@ def goal_quotes(goal: str) -> tuple[str, ...]:
     return tuple(m.group(1).strip().lower() for m in _QUOTED.finditer(goal) if m.group(1).strip())
 
 
+def _ends_quoted_column(goal: str, nodes: list, nf: np.ndarray) -> None:
+    """Fill :data:`_COL_ENDS_QUOTED` of ``nf`` (rows: ``nodes``)."""
+    ends = goal_quotes(goal)
+    for i, n in enumerate(nodes if ends else ()):
+        lab = str(n[1]).strip().lower()
+        nf[i, _COL_ENDS_QUOTED] = float(any(len(lab) > len(e) and lab.endswith(e) for e in ends))
+
+
 _FORWARD = frozenset({"next", "next month", ">", "\u203a", "\u00bb", "\u2192", "forward"})
 _BACKWARD = frozenset({"prev", "previous", "prev month", "previous month", "<", "\u2039", "\u00ab", "\u2190"})
 _TYPE_WORDS = {"button": ("button",), "link": ("link",), "checkbox": ("checkbox",), "radio": ("radio",),
@@ -866,14 +874,11 @@ def _screen(goal: str, ans_texts: tuple, app: str, nodes: list, vocab: Vocab) ->
         nf[_ordinal_rows(ordinals, node_role), _COL_ORDINAL] = 1.0
     if DATE_COLUMNS and any(c.isdigit() for c in goal):     # (a date has digits)
         _date_columns(goal, [str(n[1]) for n in nodes[:MAX_NODES]], nf)
-    if vocab.type_on_screen:
-        _section_column(goal, nodes[:MAX_NODES], nf)
-        _parity_column(nodes[:MAX_NODES], nf)
-    if vocab.type_on_screen and quoted:
-        ends = goal_quotes(goal)
-        for i, n in enumerate(nodes[:MAX_NODES]):
-            lab = str(n[1]).strip().lower()
-            nf[i, _COL_ENDS_QUOTED] = float(any(len(lab) > len(e) and lab.endswith(e) for e in ends))
+    if vocab.type_on_screen:                   # the MiniWoB++ pages' node columns
+        shown = nodes[:MAX_NODES]
+        _section_column(goal, shown, nf)
+        _parity_column(shown, nf)
+        _ends_quoted_column(goal, shown, nf)
     accept = np.asarray(node_accept, bool).reshape(-1, K)
     kind_mask = np.ones(K, bool)
     for kname in NODE_KINDS:
