@@ -2,7 +2,9 @@
 
 ``Tap "Search"`` · ``Tap the 3rd "text field"`` (the third element so labelled) ·
 ``Long press "Photo 3"`` · ``Type "running shoes"`` · ``Swipe up`` ·
-``Swipe left on "Recipe 2"`` · ``Go home`` · ``Ask user: <question>`` · ``Complete`` ·
+``Swipe left on "Recipe 2"`` · ``Drag "A" to "B"`` (a swipe from A's centre to B's; ordinals
+as for taps: ``Drag the 2nd "A" to the 3rd "B"``) · ``Drag "A" up`` (a swipe from A's centre) ·
+``Go home`` · ``Ask user: <question>`` · ``Complete`` ·
 ``Complete: <answer>``. Anything else is kind ``unknown``: the grounder cannot act on it.
 """
 from __future__ import annotations
@@ -20,7 +22,9 @@ class StepCommand:
     text: str | None = None    # typed text, question or answer
     direction: str | None = None
     raw: str = ""
-    nth: int | None = None     # tap / long press: the nth (1-based) of the elements so labelled
+    nth: int | None = None     # tap / long press / drag: the nth (1-based) of the elements so labelled
+    dest: str | None = None    # drag: the label of the element to drop onto (``Drag "A" to "B"``)
+    dest_nth: int | None = None  # drag: the nth of the elements labelled ``dest``
 
 
 def _norm_quotes(s: str) -> str:
@@ -58,6 +62,17 @@ def ordinal(k: int) -> str:
     return f"{k}{suffix}"
 
 
+_DRAG_DIR = re.compile(r"^drag\s+(.+?)\s+(up|down|left|right)$", re.I | re.S)
+_DRAG_TO = re.compile(r'^drag\s+((?:the\s+)?(?:\d{1,2}(?:st|nd|rd|th)\s+)?"[^"]+")\s+'
+                      r'(?:(?:on|in)?to|over)\s+(.+)$', re.I | re.S)
+
+
+def is_drag(cmd: StepCommand) -> bool:
+    """Whether a swipe command was written as a drag (``Drag "A" ...``): its start node is
+    found among the elements that take a mouse drag."""
+    return cmd.kind == "swipe" and (cmd.dest is not None or _norm_quotes(cmd.raw).strip().lower().startswith("drag"))
+
+
 _SWIPE = re.compile(r"^(?:swipe|scroll)\s+(up|down|left|right)(?:\s+(?:on|over|at)\s+(.+))?$", re.I | re.S)
 
 
@@ -80,6 +95,15 @@ def parse_step(step: str) -> StepCommand:
     if m:
         tgt = _quoted(m.group(2)) if m.group(2) else None
         return StepCommand("swipe", target=tgt, direction=m.group(1).lower(), raw=raw)
+    m = _DRAG_TO.match(s)
+    if m:
+        nth, body = _nth(m.group(1))
+        dnth, dbody = _nth(m.group(2))
+        return StepCommand("swipe", target=_quoted(body), raw=raw, nth=nth, dest=_quoted(dbody), dest_nth=dnth)
+    m = _DRAG_DIR.match(s)
+    if m:
+        nth, body = _nth(m.group(1))
+        return StepCommand("swipe", target=_quoted(body), direction=m.group(2).lower(), raw=raw, nth=nth)
     m = re.match(r"^(?:long[\s-]?press|press and hold|touch and hold)\s+(?:on\s+)?(.+)$", s, re.I | re.S)
     if m:
         nth, body = _nth(m.group(1))

@@ -10,7 +10,7 @@ import re
 
 from navrl.actions import Action
 from navrl.agent.grounders.base import Grounder, GroundingError
-from navrl.agent.steps import StepCommand, ordinal
+from navrl.agent.steps import StepCommand, is_drag, ordinal
 from navrl.observation import Observation, UINode
 
 
@@ -70,7 +70,10 @@ class AccessibilityGrounder(Grounder):
             return Action.type(cmd.text)
         if cmd.kind == "swipe":
             if cmd.target:
-                n = self.find(cmd.target, obs, "swipe")
+                n = self.find(cmd.target, obs, "drag" if is_drag(cmd) else "swipe", cmd.nth)
+                if cmd.dest:  # a drag onto another node: centre to centre
+                    (x, y), (x2, y2) = n.center, self.find(cmd.dest, obs, "tap", cmd.dest_nth).center
+                    return Action.swipe(x=x, y=y, x2=x2, y2=y2)
                 return Action.swipe(cmd.direction, *n.center)
             return Action.swipe(cmd.direction)
         raise GroundingError(f"cannot ground {cmd.kind}")

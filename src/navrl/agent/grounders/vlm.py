@@ -202,5 +202,8 @@ class VLMGrounder(Grounder):
                 return Action.tap(x, y)
             if cmd.kind == "long_press":
                 return Action.long_press(x, y)
+            if cmd.dest:  # Drag "A" to "B": B located as its own element
+                x2, y2 = self.locate(cmd.dest, cmd.raw.strip(), obs)
+                return Action.swipe(x=x, y=y, x2=x2, y2=y2)
             return Action.swipe(cmd.direction, x, y)
         raise GroundingError(f"cannot ground {cmd.kind}")
