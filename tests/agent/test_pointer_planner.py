@@ -15,7 +15,8 @@ import torch
 from navrl.agent.planner import PlannerContext
 from navrl.agent.plan import parse_plan
 from navrl.agent.policy.pointer import PointerConfig, PointerPlanner, phone_world_vocabulary
-from navrl.agent.policy.pointer.features import (KIND_ID, KINDS, NODE_KINDS, Decision, decision_for, render_step,
+from navrl.agent.policy.pointer.features import (KIND_ID, KINDS, MAX_NODES, NODE_KINDS, Decision, decision_for,
+                                                 drag_targets, render_step,
                                                  render_text)
 from navrl.agent.policy.pointer.vocab import entity_words
 from navrl.agent.steps import parse_step
@@ -61,7 +62,11 @@ NODES = [
 
 def test_every_kind_round_trips_through_the_step_text(vocab):
     p = PointerPlanner(vocab, SMALL, frames=["What is your {}?"])
-    e = p.state(p.prompt_text(_ctx(NODES, answers=[("What is your size?", "9")])))
+    # two alike draggable shapes (told apart by their place) and a drop box beside the nodes
+    drags = [UINode("7", "image", "small red circle", (10, 300, 40, 330), actions=("tap", "drag")),
+             UINode("8", "image", "small red circle", (60, 300, 90, 330), actions=("tap", "drag")),
+             UINode("9", "image", "large black square", (100, 300, 380, 400))]
+    e = p.state(p.prompt_text(_ctx(NODES + drags, answers=[("What is your size?", "9")])))
     seen = set()
     for k in KINDS:
         kid = KIND_ID[k]
@@ -74,21 +79,39 @@ def test_every_kind_round_trips_through_the_step_text(vocab):
             args = [-1]
         assert args, k
         for a in args:
-            d = Decision(kid, a, 0 if k == "ask" else -1)
-            text = render_text(d, e, p.frames)
-            plan = parse_plan(text)
-            assert plan and plan.step == render_step(d, e, p.frames)
-            cmd = parse_step(plan.step)
-            back = decision_for(plan.step, e, p.frames)
-            assert back is not None, (k, plan.step)
-            # the same command: identical Step text (ties between equal labels/spans pick the first)
-            assert render_step(back, e, p.frames) == plan.step
-            assert cmd.kind != "unknown"
+            if k == "drag":   # to every legal destination: each node but itself, each direction
+                ds = [Decision(kid, a, int(j)) for j in np.flatnonzero(drag_targets(e, a))]
+                assert len(ds) == len(NODES) + len(drags) - 1 + 4
+            else:
+                ds = [Decision(kid, a, 0 if k == "ask" else -1)]
+            for d in ds:
+                _round_trip(d, e, p, k)
             seen.add(k)
     assert seen == set(KINDS)
     # typed text and answers are verbatim substrings: "$150.00" -> "150" is expressible
     assert decision_for('Type "150"', e, p.frames) is not None
     assert decision_for("Complete: $3,482.17", e, p.frames) is not None
+    # a drag's Step names the second of two alike shapes by its place, and its destination
+    d = Decision(KIND_ID["drag"], len(NODES) + 1, len(NODES) + 2)
+    assert render_step(d, e, p.frames) == 'Drag the 2nd "small red circle" to "large black square"'
+    assert render_step(Decision(KIND_ID["drag"], len(NODES), MAX_NODES + 1), e, p.frames) == \
+        'Drag "small red circle" down'
+    assert decision_for('Drag "Amount" up', e, p.frames) is None      # a field takes no drag
+
+
+def _round_trip(d, e, p, k):
+    """Decision -> Reasoning/Step/Remaining text -> the same Step (and, for a drag, the same decision)."""
+    text = render_text(d, e, p.frames)
+    plan = parse_plan(text)
+    assert plan and plan.step == render_step(d, e, p.frames)
+    cmd = parse_step(plan.step)
+    back = decision_for(plan.step, e, p.frames)
+    assert back is not None, (k, plan.step)
+    # the same command: identical Step text (ties between equal labels/spans pick the first)
+    assert render_step(back, e, p.frames) == plan.step
+    if k == "drag":
+        assert back == d, (d, back)
+    assert cmd.kind != "unknown"
 
 
 def _contexts(demos, n):

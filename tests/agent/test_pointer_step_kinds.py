@@ -68,7 +68,8 @@ def test_an_untrained_planner_samples_only_the_worlds_kinds(planner):
 
 def test_the_mask_and_an_unrestricted_prompt():
     m = step_kinds_mask(("tap", "swipe"))
-    assert m.sum() == 5 and m[KIND_ID["tap"]] and m[KIND_ID["swipe_left"]] and not m[KIND_ID["complete"]]
+    assert m.sum() == 6 and m[KIND_ID["tap"]] and m[KIND_ID["swipe_left"]] and not m[KIND_ID["complete"]]
+    assert m[KIND_ID["drag"]]                                        # a drag is a swipe from a node
     assert step_kinds_mask(("complete",))[KIND_ID["answer"]]          # an answer is a completion
     free = _contexts(None)[0]
     assert step_kinds_of(free.task) is None

@@ -25,19 +25,29 @@ import numpy as np
 
 from navrl.agent.policy.pointer.text import (Piece, STOPWORDS, phrase_in, alignment, boundary_features, content_keys, norm,
                                              pieces, span_text, spans, trigrams)
-from navrl.agent.steps import ordinal
+from navrl.agent.steps import is_drag, ordinal
 from navrl.lru import BoundedCache
 from navrl.observation import UINode
 from navrl.tasks.task import step_kinds_of
 
 KINDS = ("tap", "long_press", "type", "swipe_up", "swipe_down", "swipe_left", "swipe_right", "home", "ask",
-         "complete", "answer")
+         "complete", "answer", "drag")
 K = len(KINDS)
+K_FIRST = 11
+"""Kinds the planner's kind-sized layers are initialised with; kinds appended since (``drag``)
+get zero rows (or columns), so a seed gives the same planner as before they were added and a
+planner saved with 11 kinds loads and decides as it did (the new kind is legal only where a
+node accepts a drag: no phone-world screen has one)."""
 KIND_ID = {k: i for i, k in enumerate(KINDS)}
-NODE_KINDS = {"tap": "tap", "long_press": "long_press", "swipe_left": "swipe", "swipe_right": "swipe"}
+NODE_KINDS = {"tap": "tap", "long_press": "long_press", "swipe_left": "swipe", "swipe_right": "swipe",
+              "drag": "drag"}
 """Kinds that point at a node, and the action the node must accept."""
+DRAG = KIND_ID["drag"]
+DRAG_DIRECTIONS = ("up", "down", "left", "right")
+"""A drag's destination (its third factor, ``Decision.frame``): node ``j`` (< MAX_NODES), or the
+direction ``DRAG_DIRECTIONS[j - MAX_NODES]`` (a drag from the node that far, as a swipe goes)."""
 STEP_KIND_DECISIONS = {"tap": ("tap",), "long_press": ("long_press",), "type": ("type",),
-                       "swipe": ("swipe_up", "swipe_down", "swipe_left", "swipe_right"), "home": ("home",),
+                       "swipe": ("swipe_up", "swipe_down", "swipe_left", "swipe_right", "drag"), "home": ("home",),
                        "ask_user": ("ask",), "complete": ("complete", "answer")}
 """The planner's kinds that write each step kind (navrl.tasks.task.STEP_KINDS)."""
 TEXT_KINDS = ("type", "answer", "ask")
@@ -112,7 +122,7 @@ def _nodes_json(obs) -> tuple[str, list]:
     for n in obs.nodes[:MAX_NODES]:
         x0, y0, x1, y1 = n.bounds
         nodes.append([n.role, n.label or "", n.value or "", int(bool(n.enabled)), int(bool(n.focused)),
-                      "".join(a[0] for a in n.actions),   # t(ap) l(ong_press) s(wipe)
+                      "".join(a[0] for a in n.actions),   # t(ap) l(ong_press) s(wipe) d(rag)
                       [round(x0 / W, 3), round(y0 / H, 3), round(x1 / W, 3), round(y1 / H, 3)]])
         if n.description:     # written only when there is one (a web textarea's "textarea")
             nodes[-1].append(n.description)
@@ -481,7 +491,9 @@ def _step_row(step: str) -> tuple[int, tuple[str, ...], str, bool]:
 def _step_kind_target(step: str) -> tuple[int, str]:
     from navrl.agent.steps import parse_step
     c = parse_step(step)
-    if c.kind == "swipe":
+    if is_drag(c):
+        k = "drag"
+    elif c.kind == "swipe":
         k = f"swipe_{c.direction}"
     elif c.kind == "ask_user":
         k = "ask"
@@ -1225,7 +1237,8 @@ def _case_block(goal: str, n: int, case: str) -> _Cands:
 # ---------------------------------------------------------------------------- decisions
 @dataclass(frozen=True)
 class Decision:
-    """kind index; ``arg`` a node index or a candidate index (or -1); ``frame`` for ask."""
+    """kind index; ``arg`` a node index or a candidate index (or -1); ``frame`` the question
+    frame of an ask, or a drag's destination (:data:`DRAG_DIRECTIONS`)."""
     kind: int
     arg: int = -1
     frame: int = -1
@@ -1250,6 +1263,13 @@ def _q(s: str) -> str:
 def render_step(d: Decision, e: Encoded, frames: list[str]) -> str:
     """The Step line of a decision (docs/design.md §3 forms)."""
     k = KINDS[d.kind]
+    if k == "drag":
+        src = f"{_nth_of(d.arg, DRAG, e)}{_q(e.node_labels[d.arg])}"
+        if d.frame >= MAX_NODES:
+            return f"Drag {src} {DRAG_DIRECTIONS[d.frame - MAX_NODES]}"
+        same = [j for j, lab in enumerate(e.node_labels) if lab == e.node_labels[d.frame]]
+        nth = f"the {ordinal(same.index(d.frame) + 1)} " if len(same) > 1 else ""
+        return f"Drag {src} to {nth}{_q(e.node_labels[d.frame])}"
     if k in NODE_KINDS:
         label = e.node_labels[d.arg]
         if k in ("tap", "long_press"):
@@ -1284,7 +1304,9 @@ def render_text(d: Decision, e: Encoded, frames: list[str]) -> str:
     """Reasoning / Step / Remaining for a decision: short, and quoting only what is on screen."""
     step = render_step(d, e, frames)
     k = KINDS[d.kind]
-    if k in NODE_KINDS:
+    if k == "drag":
+        why = f"{_q(e.node_labels[d.arg])} has to be moved."
+    elif k in NODE_KINDS:
         why = f"{_q(e.node_labels[d.arg])} is the element on screen that moves the task forward."
     elif k == "type":
         why = "The field is focused; I enter the text the task needs."
@@ -1332,6 +1354,8 @@ def decision_for(step: str, e: Encoded, frames: list[str]) -> Decision | None:
     """The decision whose Step is ``step`` on state ``e`` (SFT targets); None if it has none."""
     from navrl.agent.steps import parse_step
     c = parse_step(step)
+    if is_drag(c):
+        return _drag_decision(c, e)
     if c.kind in ("tap", "long_press") or (c.kind == "swipe" and c.target):
         k = KIND_ID[c.kind if c.kind != "swipe" else f"swipe_{c.direction}"]
         if c.target is None:
@@ -1362,6 +1386,42 @@ def decision_for(step: str, e: Encoded, frames: list[str]) -> Decision | None:
         d = _text_decision(KIND_ID["ask"], split[1], e, 2)
         return Decision(d.kind, d.arg, frames.index(split[0])) if d else None
     return None
+
+
+def _labelled(label: str, nth: int | None, e: Encoded) -> list[int]:
+    """Nodes labelled ``label`` (exactly, else normalised), in screen order; only the ``nth``
+    (1-based) of them when given."""
+    same = ([i for i, lab in enumerate(e.node_labels) if lab == label]
+            or [i for i, lab in enumerate(e.node_labels) if norm(lab) == norm(label)])
+    if nth:
+        return same[nth - 1:nth]
+    return same
+
+
+def _drag_decision(c, e: Encoded) -> Decision | None:
+    """The drag decision of step command ``c`` (:func:`is_drag`) on state ``e``: the source node
+    must accept a drag; the destination is a labelled node other than the source, or a direction."""
+    if not c.target:
+        return None
+    srcs = [i for i in _labelled(c.target, c.nth, e) if e.node_accept[i][DRAG]]
+    if not srcs:
+        return None
+    if c.dest:
+        dst = [j for j in _labelled(c.dest, c.dest_nth, e) if j != srcs[0]]
+        return Decision(DRAG, srcs[0], dst[0]) if dst else None
+    if c.direction in DRAG_DIRECTIONS:
+        return Decision(DRAG, srcs[0], MAX_NODES + DRAG_DIRECTIONS.index(c.direction))
+    return None
+
+
+def drag_targets(e: Encoded, src: int) -> np.ndarray:
+    """[MAX_NODES + 4] bool: where a drag from node ``src`` of ``e`` may end (a labelled node other
+    than the source, or one of the four directions)."""
+    ok = np.zeros(MAX_NODES + len(DRAG_DIRECTIONS), bool)
+    ok[:len(e.node_labels)] = [bool(lab) for lab in e.node_labels]
+    ok[src] = False
+    ok[MAX_NODES:] = True
+    return ok
 
 
 def _text_decision(kind: int, text: str, e: Encoded, use: int) -> Decision | None:

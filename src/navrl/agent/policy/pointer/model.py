@@ -24,8 +24,9 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from navrl.agent.policy.pointer.features import (CAND_FEATS, CTX_FEATS, GLOBAL_FEATS, HIST_FEATS, K, NODE_FEATS,
-                                                 N_PLACEHOLDERS, ROLES, Encoded)
+from navrl.agent.policy.pointer.features import (CAND_FEATS, CTX_FEATS, DRAG_DIRECTIONS, GLOBAL_FEATS, HIST_FEATS, K,
+                                                 K_FIRST, MAX_NODES, NODE_FEATS, N_PLACEHOLDERS, ROLES, Encoded,
+                                                 drag_targets)
 
 NEG = -1e9
 BUCKET_OVERHEAD = 80.0
@@ -34,7 +35,12 @@ over the packed batch); measured on 2 cores, 40 to 300 within a few per cent."""
 
 
 # rows of the input table (:meth:`PointerNet._input_table`): small tables first, the words last
-_SEG, _CPOS, _HK, _HP, _ROLE, _ET, _CLS, _BIAS = 0, 2, 66, 77, 85, 106, 110, 111
+_SEG, _CPOS, _HK = 0, 2, 66
+_HP = _HK + K
+_ROLE = _HP + 8
+_ET = _ROLE + len(ROLES)
+_CLS = _ET + 4
+_BIAS = _CLS + 1
 _WORD = _BIAS + 4
 """Where the words and placeholders start: a piece id i is row ``_WORD + i``."""
 _DENSE = (0, CTX_FEATS, CTX_FEATS + HIST_FEATS, CTX_FEATS + HIST_FEATS + NODE_FEATS,
@@ -564,7 +570,7 @@ class PointerNet(nn.Module):
         self.seg = nn.Embedding(2, d)
         self.cpos = nn.Embedding(64, d)
         self.ctx_in = nn.Linear(CTX_FEATS, d)
-        self.hist_kind = nn.Embedding(K, d)
+        self.hist_kind = _appended_zero_rows(nn.Embedding(K_FIRST, d), K)
         self.hist_pos = nn.Embedding(8, d)
         self.hist_in = nn.Linear(HIST_FEATS, d)
         self.role = nn.Embedding(len(ROLES), d)
@@ -576,20 +582,26 @@ class PointerNet(nn.Module):
         self.layers = nn.ModuleList(_Layer(d, cfg.n_heads, cfg.d_ff) for _ in range(cfg.n_layers))
         self.match_w = nn.Parameter(torch.full((cfg.n_layers, cfg.n_heads), 1.0))
         self.ln = nn.LayerNorm(d)
-        self.kind_head = nn.Sequential(nn.Linear(d, d), nn.GELU(), nn.Linear(d, K))
-        self.node_head = nn.Sequential(nn.Linear(2 * d, d), nn.GELU(), nn.Linear(d, K))
-        self.kind_emb = nn.Embedding(K, d)
+        self.kind_head = nn.Sequential(nn.Linear(d, d), nn.GELU(), _appended_zero_rows(nn.Linear(d, K_FIRST), K))
+        self.node_head = nn.Sequential(nn.Linear(2 * d, d), nn.GELU(), _appended_zero_rows(nn.Linear(d, K_FIRST), K))
+        self.kind_emb = _appended_zero_rows(nn.Embedding(K_FIRST, d), K)
         self.span_q = nn.Sequential(nn.Linear(2 * d, d), nn.GELU(), nn.Linear(d, 2 * d))
         self.scr_node = nn.Linear(d, d)
         self.scr_pos = nn.Embedding(32, d)
         self.fixed = nn.Embedding(2, d)
         # [the first candidate columns; the kind's one-hot; columns appended since], zero-weighted
-        self.cand_w = nn.Sequential(_appended_zero_columns(nn.Linear(CAND_FEATS_FIRST + K, d), CAND_FEATS + K),
-                                    nn.GELU(), nn.Linear(d, 1))
+        self.cand_w = nn.Sequential(_appended_zero_columns(_inserted_zero_columns(
+            nn.Linear(CAND_FEATS_FIRST + K_FIRST, d), CAND_FEATS_FIRST + K_FIRST, K - K_FIRST), CAND_FEATS + K),
+            nn.GELU(), nn.Linear(d, 1))
         self.frame_head = nn.Sequential(nn.Linear(3 * d, d), nn.GELU(), nn.Linear(d, cfg.max_frames))
         # the focused field's row -> the span query (text_reads_field); zero weights drawn from
         # no RNG, so a seed gives the same planner with or without it until training moves them
         self.field_q = _zero_linear(d, 2 * d) if cfg.text_reads_field else None
+        # the drag's destination: each node given the state and the dragged node's row, and the
+        # four directions given the state and that row (built last: the layers above draw what
+        # they drew before the drag kind was added)
+        self.drag_node = nn.Sequential(nn.Linear(3 * d, d), nn.GELU(), nn.Linear(d, 1))
+        self.drag_dir = nn.Sequential(nn.Linear(2 * d, d), nn.GELU(), nn.Linear(d, len(DRAG_DIRECTIONS)))
         sizes = [2, 64, K, 8, len(ROLES), 4, 1]
         assert [_SEG, _CPOS, _HK, _HP, _ROLE, _ET, _CLS, _BIAS] == [sum(sizes[:i]) for i in range(8)]
 
@@ -652,6 +664,30 @@ class PointerNet(nn.Module):
         ok = acc.gather(1, kb).squeeze(1)
         out = cls.new_full((pk.B, pk.N), NEG)
         return out.index_put((bt, torch.from_numpy(j)), s.masked_fill(~ok, NEG))
+
+    def drag_logits(self, cls: torch.Tensor, nodes: torch.Tensor, pk: Packed, states: np.ndarray,
+                    src: torch.Tensor) -> torch.Tensor:
+        """Destination of the drags of chunk states ``states`` (sorted; ``nodes``: their node rows,
+        state by state) from their dragged nodes ``src`` [B] -> [B, MAX_NODES + 4]: each node
+        given the state and the dragged node's row, then the four directions
+        (:data:`DRAG_DIRECTIONS`) given the same; masked to :func:`drag_targets`, other states'
+        rows all NEG."""
+        n = pk.n_node[states]
+        b, j = _spots(n)
+        st = torch.from_numpy(states)
+        picks = src.index_select(0, st).numpy()
+        rows = nodes.index_select(0, torch.from_numpy(np.cumsum(n) - n + picks))       # the dragged nodes [n,D]
+        c = cls.index_select(0, st)
+        bt = torch.from_numpy(b)
+        to_node = _mlp(self.drag_node, torch.cat([nodes, c.index_select(0, bt), rows.index_select(0, bt)], -1))
+        to_dir = _mlp(self.drag_dir, torch.cat([c, rows], -1))                          # [n,4]
+        nd = len(DRAG_DIRECTIONS)
+        out = cls.new_full((pk.B, MAX_NODES + nd), NEG).index_put((torch.from_numpy(states[b]), torch.from_numpy(j)),
+                                                                  to_node.squeeze(-1))
+        out = out.index_put((st[:, None], torch.arange(MAX_NODES, MAX_NODES + nd)[None]), to_dir)
+        ok = np.zeros((pk.B, MAX_NODES + nd), bool)
+        ok[states] = [drag_targets(pk.states[i], s) for i, s in zip(states.tolist(), picks.tolist())]
+        return out.masked_fill(~torch.from_numpy(ok), NEG)
 
     def cand_logits(self, cls: torch.Tensor, ctx: torch.Tensor, nodes: torch.Tensor, pk: Packed,
                     node_states: np.ndarray, states: np.ndarray, kind: torch.Tensor, use: torch.Tensor):
@@ -732,6 +768,34 @@ NODE_FEATS_FIRST = 27
 """The node-input width the layer is initialised at; node columns appended since (the used-app
 column) start with zero weights, so a seed gives the same planner as before they were added
 (same random draws, the new inputs neutral until training finds a use for them)."""
+
+
+def _appended_zero_rows(layer, n: int):
+    """``layer`` (a Linear or an Embedding) with zero rows appended up to ``n`` outputs (rows)."""
+    if layer.weight.shape[0] == n:
+        return layer
+    out = torch.nn.utils.skip_init(type(layer), *((layer.in_features, n) if isinstance(layer, nn.Linear)
+                                                  else (n, layer.embedding_dim)))
+    with torch.no_grad():
+        out.weight.zero_()
+        out.weight[:layer.weight.shape[0]] = layer.weight
+        if getattr(layer, "bias", None) is not None:
+            out.bias.zero_()
+            out.bias[:layer.bias.shape[0]] = layer.bias
+    return out
+
+
+def _inserted_zero_columns(layer: nn.Linear, at: int, n: int) -> nn.Linear:
+    """``layer`` with ``n`` zero input columns inserted before column ``at``."""
+    if n == 0:
+        return layer
+    out = torch.nn.utils.skip_init(nn.Linear, layer.in_features + n, layer.out_features)
+    with torch.no_grad():
+        out.weight.zero_()
+        out.weight[:, :at] = layer.weight[:, :at]
+        out.weight[:, at + n:] = layer.weight[:, at:]
+        out.bias.copy_(layer.bias)
+    return out
 
 
 def _zero_linear(n_in: int, n_out: int) -> nn.Linear:

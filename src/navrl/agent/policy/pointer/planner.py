@@ -19,7 +19,8 @@ import torch
 from navrl.agent.planner import PlannerContext, PlannerOutput
 from navrl.agent.policy.base import Policy, ScoredBatch
 from navrl.agent.policy.pointer.augment import augment_prompt
-from navrl.agent.policy.pointer.features import (FEATURE_LAYOUT, KIND_ID, NODE_KINDS, Decision, Encoded, LayoutMismatch,
+from navrl.agent.policy.pointer.features import (DRAG, FEATURE_LAYOUT, K, K_FIRST, KIND_ID, NODE_KINDS, Decision,
+                                                 Encoded, LayoutMismatch,
                                                  Vocab,
                                                  context_parts, context_prompt, decision_for, encode,
                                                  encode_parts, question_frame, render_text)
@@ -160,6 +161,10 @@ class PointerPlanner(Policy):
         if self.model.field_q is not None and "field_q.weight" not in model:
             # saved before the text query read the focused field: that layer at its zero start
             model = {**model, "field_q.weight": torch.zeros_like(self.model.field_q.weight)}
+        if not any(k.startswith("drag_") for k in model):
+            # saved before the drag kind: its destination layers as this seed initialises them
+            # (the kind itself is new, with zero rows: :func:`widen_node_inputs`)
+            model = {**model, **{k: v for k, v in self.model.state_dict().items() if k.startswith("drag_")}}
         self.model.load_state_dict(model)
         if "generator" in state:
             self.generator.set_state(state["generator"])
@@ -295,13 +300,19 @@ class PointerPlanner(Policy):
 
         if not self.frames:   # no question frame learnt yet: asking is not a legal decision
             pk.kind_mask[:, KIND_ID["ask"]] = False
-        kind = factor(self.model.kind_logits(cls, pk.kind_mask), kinds, 0, None,
-                      prior_logits=None if prior is None else prior.kind_logits(pcls, pk.kind_mask))
+        kl = self.model.kind_logits(cls, pk.kind_mask)
+        pkl = None if prior is None else prior.kind_logits(pcls, pk.kind_mask)
+        if not pk.kind_mask[:, K_FIRST:].any():
+            # no state of the chunk can take a kind appended since (a drag): the first kinds alone,
+            # so that sampling draws from the generator what it drew before they were added
+            kl, pkl = kl[:, :K_FIRST], None if pkl is None else pkl[:, :K_FIRST]
+        kind = factor(kl, kinds, 0, None, prior_logits=pkl)
         kind_np = kind.numpy()
         node_np, text_np = _IS_NODE[kind_np], _IS_TEXT[kind_np]
         is_node, is_text = torch.from_numpy(node_np), torch.from_numpy(text_np)
         need = np.flatnonzero(node_np | text_np)     # states whose kind points at a node or a text span
         arg = torch.full((B,), -1, dtype=torch.long)
+        frame = torch.full((B,), -1, dtype=torch.long)
         if len(need):
             nodes, ctx = enc.rows(need, text_np[need])
             if prior is not None:
@@ -315,6 +326,15 @@ class PointerPlanner(Policy):
                        None if args is None else torch.where(is_node, args, 0).clamp(min=0), 1, is_node,
                        prior_logits=pl)
             arg = torch.where(is_node, a, arg)
+            drag_np = kind_np == DRAG
+            if drag_np.any():   # a drag's destination (the third factor): a node or a direction
+                is_drag = torch.from_numpy(drag_np)
+                ds = np.flatnonzero(drag_np)
+                at = node_rows_of(pk, need, ds)
+                f = factor(self.model.drag_logits(cls, nodes if at is None else nodes.index_select(0, at), pk, ds,
+                                                  arg.clamp(min=0)),
+                           None if frames is None else torch.where(is_drag, frames, 0).clamp(min=0), 2, is_drag)
+                frame = torch.where(is_drag, f, frame)
         if text_np.any():
             ts = np.flatnonzero(text_np)
             cl, ref = self.model.cand_logits(cls, ctx, nodes, pk, need, ts, kind, _USE_OF[kind])
@@ -328,7 +348,6 @@ class PointerPlanner(Policy):
             a = factor(cl, None if args is None else torch.where(is_text, args, 0).clamp(min=0), 1, is_text, coarse,
                        sources, pl)
             arg = torch.where(is_text, a, arg)
-        frame = torch.full((B,), -1, dtype=torch.long)
         ask_np = kind_np == KIND_ID["ask"]
         if self.frames and ask_np.any():
             is_ask = torch.from_numpy(ask_np)
@@ -382,13 +401,15 @@ class PointerPlanner(Policy):
 
     # ------------------------------------------------------------------ scoring (with grad)
     def decision_factors(self, outputs: list[list[int]], width: int) -> list[tuple[str, ...]]:
-        """``(kind, node | text, frame)``: the second position is the node a node-kind points
-        at, or the text span a type/answer/ask copies (its entropy tells which collapsed)."""
+        """``(kind, node | text, frame | target)``: the second position is the node a node-kind
+        points at, or the text span a type/answer/ask copies (its entropy tells which collapsed);
+        the third an ask's question frame or a drag's destination."""
         out = []
         for o in outputs:
             k = Decision.from_ids(o).kind
             second = "node" if _IS_NODE[k] else "text" if _IS_TEXT[k] else "none"
-            out.append(("kind", second, "frame", *(("pad",) * max(0, width - 3)))[:width])
+            third = "target" if k == DRAG else "frame"
+            out.append(("kind", second, third, *(("pad",) * max(0, width - 3)))[:width])
         return out
 
     def score(self, prompts: list[str], outputs: list[list[int]], temperature: float = 1.0) -> ScoredBatch:
@@ -430,15 +451,36 @@ _WIDENED = (("node", "node_in.weight", NODE_COLUMNS_ADDED, 0),
 """(layout key, weight, widths added, the weight's other inputs: the kind's one-hot for ``cand_w``)."""
 
 
+_KIND_ROWS = ("kind_head.2.weight", "kind_head.2.bias", "node_head.2.weight", "node_head.2.bias", "kind_emb.weight",
+              "hist_kind.weight")
+"""The weights with a row per kind (:data:`K`), widened by zero rows for kinds appended since."""
+
+
 def widen_node_inputs(state: dict) -> dict:
     """``state`` (:meth:`PointerPlanner.state_dict_all`) with its node-input and candidate-input
     weights widened by zero columns at the end when it was saved before columns were appended
-    (:data:`NODE_COLUMNS_ADDED`, :data:`CAND_COLUMNS_ADDED`) and differs from this layout in
-    nothing else; otherwise ``state`` itself."""
+    (:data:`NODE_COLUMNS_ADDED`, :data:`CAND_COLUMNS_ADDED`), and its kind-sized weights by zero
+    rows (and ``cand_w``'s kind one-hot by zero columns) when it was saved with the first
+    :data:`K_FIRST` kinds, and differs from this layout in nothing else; otherwise ``state``
+    itself."""
     saved = state.get("layout")
     if not saved or saved == FEATURE_LAYOUT:
         return state
     model, layout = dict(state["model"]), dict(saved)
+    if saved.get("kinds") == K_FIRST and K > K_FIRST:   # saved before the drag kind: zero rows for it
+        from navrl.agent.policy.pointer.model import CAND_FEATS_FIRST
+        add = K - K_FIRST
+        for name in _KIND_ROWS:
+            w = model.get(name)
+            if w is None or w.shape[0] != K_FIRST:
+                return state
+            model[name] = torch.cat([w, w.new_zeros(add, *w.shape[1:])])
+        w = model.get("cand_w.0.weight")
+        if w is None:
+            return state
+        at = CAND_FEATS_FIRST + K_FIRST    # the kind's one-hot columns end there
+        model["cand_w.0.weight"] = torch.cat([w[:, :at], w.new_zeros(w.shape[0], add), w[:, at:]], 1)
+        layout["kinds"] = K
     for key, name, added, others in _WIDENED:
         old, now = saved.get(key), FEATURE_LAYOUT[key]
         if old == now:
