@@ -44,3 +44,10 @@ def test_drag_grounds_to_explicit_endpoints_from_the_draggable_node() -> None:
     # a direction: from the draggable node's centre; "Swipe ... on" keeps looking for a swipe target
     assert g.ground('Drag "s" up', _obs()) == Action.swipe("up", 20, 110)
     assert g.ground('Swipe up on "s"', _obs()) == Action.swipe("up", 60, 60)
+
+
+def test_a_mouse_drag_moves_in_small_steps_to_the_end_point() -> None:
+    from navrl.device.browser.mouse import STEP_CSS, drag_points
+    pts = drag_points(10, 20, 10, 101)
+    assert pts[-1] == (10, 101) and len(pts) == 11
+    assert all(abs(b[1] - a[1]) <= STEP_CSS for a, b in zip([(10, 20)] + pts, pts))

@@ -124,6 +124,32 @@ def test_a_pool_episode_reads_its_goal_off_its_own_page(pool):
         assert g and g == web.resolve_goal(t)
 
 
+@pytest.mark.parametrize("phone", ["iphone", "160x210@1"])
+def test_a_drag_moves_a_jquery_ui_draggable_with_the_mouse(host, phone):
+    """drag-box's boxes take mouse events only (jQuery UI's draggable): they are listed with
+    the action "drag", and a swipe from one is a mouse drag that moves it; the page rewards."""
+    from navrl.device.browser import BrowserDevice
+    d = BrowserDevice(host=host, phone=phone, screenshots="off")
+    g = AccessibilityGrounder()
+    try:
+        d.restore(miniwob_task("drag-box", 0, phone=phone).web_snapshot())
+        obs = d.observe()
+        small = next(n for n in obs.nodes if n.label == "s")
+        assert "drag" in small.actions and "drag" not in next(n for n in obs.nodes if n.label == "Submit").actions
+        before = d.evaluate("() => $('#draggableSmall').position()")
+        assert not d.evaluate("() => smallBoxContained()")
+        a = g.ground('Drag "s" to "L"', obs)
+        assert (a.x, a.y) == small.center and a.x2 is not None
+        assert d.act(a).changed
+        assert d.evaluate("() => $('#draggableSmall').position()") != before
+        assert d.evaluate("() => smallBoxContained()")
+        d.act(g.ground('Tap "Submit"', d.observe()))
+        obs = d.observe()
+        assert obs.page["done"] and obs.page["raw_reward"] > 0.99
+    finally:
+        d.close()
+
+
 def test_another_miniwob_page_loads_in_the_same_context(host):
     """Switching a device from one MiniWoB++ page to another navigates its page (no new
     context, no new renderer), and the episode there is as a fresh device's."""

@@ -211,6 +211,30 @@ INIT_JS = r"""
 })();
 """
 
+# Called as (MOUSE_DRAG_JS)(el): the element at or above ``el`` that a mouse drag moves, or null:
+# a jQuery UI draggable's handle, an item of a sortable list, a slider's or a resizable's handle,
+# a d3 drag target (v3 keeps its listener as el["__onmousedown.drag"], v4+ in el.__on); not a
+# control inside one (jQuery UI's default "cancel"). These
+# listen to mouse events only: the device drags them with the mouse, and the tree says "drag".
+MOUSE_DRAG_JS = r"""
+(el) => {
+  const SEL = '.ui-draggable-handle, .ui-sortable > *, .ui-slider-handle, .ui-resizable-handle';
+  // jQuery UI's default "cancel" (and the dialog's close button): a press there starts no drag
+  const CANCEL = 'input, textarea, button, select, option, .ui-dialog-titlebar-close';
+  for (let e = el; e && e.nodeType === 1; e = e.parentElement) {
+    if (e.matches(CANCEL)) return null;
+    if (e.matches(SEL) && !e.closest('.ui-draggable-disabled, .ui-sortable-disabled, .ui-slider-disabled, .ui-resizable-disabled'))
+      return e;
+    if (e['__onmousedown.drag'] || (Array.isArray(e.__on) && e.__on.some((o) => o.type === 'mousedown' && o.name === 'drag')))
+      return e;
+  }
+  return null;
+}
+"""
+
+# Called as (MOUSE_DRAG_AT_JS)(x, y): whether the element under CSS point (x, y) takes a mouse drag.
+MOUSE_DRAG_AT_JS = "((x, y) => { const el = document.elementFromPoint(x, y); return !!el && !!(" + MOUSE_DRAG_JS.strip() + ")(el); })"
+
 # Called as (OBSERVE_JS)(args, stateFn): the UI tree in screenshot pixels, the page state
 # (the app's own reward / success check) and the change signature.
 OBSERVE_JS = r"""
@@ -513,10 +537,12 @@ OBSERVE_JS = r"""
   const nodes = [];
   const MAX = args.maxNodes || 400;
   let k = 0;
+  const dragOf = __MOUSE_DRAG__;
   const emit = (el, role, label, r, acts, value, focused, enabled, desc) => {
     if (nodes.length >= MAX) return;
     const box = toBox(r);
     if (!box) return;
+    if (dragOf(el)) acts = acts.concat(['drag']);
     nodes.push({ id: (el.id ? '#' + el.id : el.tagName.toLowerCase() + ':' + k), role, label: cut(label, 200),
                  bounds: box, enabled, focused, value, actions: acts,
                  desc: desc || (el.tagName === 'TEXTAREA' ? 'textarea' : '') });   // a multi-line text field says so
@@ -590,7 +616,12 @@ OBSERVE_JS = r"""
       const kind = drawnKind(el);
       let mr = unclipped(el, r);
       if (!colour || !kind || !mr) return;
-      if (!reachable(el, mr)) { mr = reachablePart(el, mr); if (!mr) return; }
+      // an outline (no fill: drag-shapes' box) keeps its whole box where only drawn things of its
+      // picture lie over its middle (shapes dropped into it)
+      const outlined = !colorName(s.fill) && (() => {
+        const h = document.elementFromPoint((mr.left + mr.right) / 2, (mr.top + mr.bottom) / 2);
+        return !!h && isSvg(h) && h.ownerSVGElement === el.ownerSVGElement; })();
+      if (!outlined && !reachable(el, mr)) { mr = reachablePart(el, mr); if (!mr) return; }
       const label = svgName(el) || [sizeWord(el), colour, kind].filter(Boolean).join(' ');
       emit(el, 'image', label, mr, (inClick || clickable(el)) ? ['tap'] : [], null, el === active, true, 'shape');
       return;
@@ -637,7 +668,8 @@ OBSERVE_JS = r"""
       const txt = textOf(el);
       const range = document.createRange();
       range.selectNodeContents(el);
-      const b = unclipped(el, range.getBoundingClientRect()) || { width: 0, height: 0 };
+      // a text that is itself a drag handle (jQuery UI's draggable box "s") is as big as its element
+      const b = unclipped(el, dragOf(el) === el ? r : range.getBoundingClientRect()) || { width: 0, height: 0 };
       if (txt && b.width > 0 && b.height > 0 && b.right > 0 && b.bottom > 0 && b.left < vw && b.top < vh && reachable(el, b))
         emit(el, role === 'header' ? 'header' : 'text', txt, b, click ? ['tap'] : [], null, el === active, true,
              isSvg(el) ? [sizeWord(el), colorName(cs(el).fill)].filter(Boolean).join(' ') : '');
@@ -675,4 +707,4 @@ OBSERVE_JS = r"""
            sig: N ? N.sig() : [0, 0, location.href, Math.round(scrollX), Math.round(scrollY)].join('|'),
            vw, vh };
 }
-"""
+""".replace("__MOUSE_DRAG__", MOUSE_DRAG_JS.strip())

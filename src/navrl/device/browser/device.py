@@ -31,8 +31,8 @@ from PIL import Image
 
 from navrl.actions import Action, ActionError, ActionKind
 from navrl.device.base import ActResult, Device, DeviceError, Health
-from navrl.device.browser import touch
-from navrl.device.browser._js import INIT_JS, OBSERVE_JS
+from navrl.device.browser import mouse, touch
+from navrl.device.browser._js import INIT_JS, MOUSE_DRAG_AT_JS, OBSERVE_JS
 from navrl.device.browser.app import Emulation, WebApp, WebSnapshot, resolve_emulation
 from navrl.device.browser.host import BrowserHost, default_host, map_error
 from navrl.device.browser.sandbox import OriginPolicy
@@ -652,7 +652,12 @@ class BrowserDevice(Device):
         elif k is ActionKind.SWIPE:
             x1, y1, x2, y2 = touch.swipe_endpoints(a, emu.screen)
             p1, p2 = emu.to_css(x1, y1), emu.to_css(x2, y2)
-            await touch.swipe(cdp, p1[0], p1[1], p2[0], p2[1], emu.viewport)
+            r = await cdp.send("Runtime.evaluate", {"expression": f"{MOUSE_DRAG_AT_JS}({p1[0]}, {p1[1]})",
+                                                    "returnByValue": True})
+            if (r.get("result") or {}).get("value") is True:   # an element that takes a mouse drag
+                await mouse.drag(cdp, p1[0], p1[1], p2[0], p2[1])
+            else:
+                await touch.swipe(cdp, p1[0], p1[1], p2[0], p2[1], emu.viewport)
         elif k is ActionKind.TYPE:
             # a date / time field takes no inserted text: the page sets the typed date or time
             r = await cdp.send("Runtime.evaluate", {
