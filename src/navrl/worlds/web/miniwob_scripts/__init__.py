@@ -4,13 +4,13 @@ used as BC demonstrations. One module per kind of task; :data:`MINIWOB_SCRIPTS` 
 list of them."""
 from __future__ import annotations
 
-from navrl.worlds.web.miniwob_scripts import clicks, core, forms, multistep, visual
+from navrl.worlds.web.miniwob_scripts import clicks, core, drags, forms, multistep, visual
 from navrl.worlds.web.miniwob_scripts.common import MiniWoBTask, Script
 
 __all__ = ["MINIWOB_SCRIPTS", "MINIWOB_TASKS", "MiniWoBTask", "Script"]
 
 
-_MODULES = (core, clicks, forms, multistep, visual)
+_MODULES = (core, clicks, forms, multistep, visual, drags)
 
 
 def _merge() -> tuple[dict[str, Script], dict[str, MiniWoBTask]]:

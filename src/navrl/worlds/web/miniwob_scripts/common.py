@@ -9,7 +9,7 @@ from typing import Any, Callable
 from navrl.agent.steps import ordinal
 from navrl.observation import Observation, UINode
 
-__all__ = ["MiniWoBTask", "Script", "field", "fill", "nodes", "q", "quoted", "tap"]
+__all__ = ["MiniWoBTask", "Script", "field", "fill", "nodes", "q", "quoted", "ref", "tap"]
 
 Script = Callable[[str, Observation, Any], str]
 """(goal, observation, device) -> the next Step. ``device`` is the episode's browser device (or
@@ -63,3 +63,15 @@ def tap(obs: Observation, node: UINode) -> str:
     if first is node:
         return f"Tap {q(node.label)}"
     return f"Tap the {ordinal(next(i for i, n in enumerate(same) if n is node) + 1)} {q(node.label)}"
+
+
+def ref(obs: Observation, node: UINode, want: str = "tap") -> str:
+    """``node`` as a step names it where the grounder looks for an element that takes ``want``:
+    its quoted label, or "the nth" of the nodes so labelled where the label alone grounds to
+    another (the first that takes ``want``, else the first that takes anything)."""
+    same = [n for n in obs.nodes if n.label == node.label]
+    first = (next((n for n in same if want in n.actions and n.enabled), None)
+             or next((n for n in same if n.actions), None) or (same[0] if same else node))
+    if first is node:
+        return q(node.label)
+    return f"the {ordinal(next(i for i, n in enumerate(same) if n is node) + 1)} {q(node.label)}"
