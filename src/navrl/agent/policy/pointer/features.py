@@ -1360,11 +1360,9 @@ def decision_for(step: str, e: Encoded, frames: list[str]) -> Decision | None:
         k = KIND_ID[c.kind if c.kind != "swipe" else f"swipe_{c.direction}"]
         if c.target is None:
             return None
-        if getattr(c, "nth", None):      # the nth of the nodes so labelled (the grounder's reading)
-            same = ([i for i, lab in enumerate(e.node_labels) if lab == c.target]
-                    or [i for i, lab in enumerate(e.node_labels) if norm(lab) == norm(c.target)])
-            i = same[c.nth - 1] if len(same) >= c.nth else -1
-            return Decision(k, i) if i >= 0 and e.node_accept[i][k] else None
+        if c.nth:      # the nth of the nodes so labelled (the grounder's reading)
+            same = _labelled(c.target, c.nth, e)
+            return Decision(k, same[0]) if same and e.node_accept[same[0]][k] else None
         cands = [i for i, lab in enumerate(e.node_labels) if lab == c.target and e.node_accept[i][k]]
         cands = cands or [i for i, lab in enumerate(e.node_labels) if norm(lab) == norm(c.target)
                           and e.node_accept[i][k]]

@@ -57,12 +57,8 @@ def quoted(goal: str) -> list[str]:
 
 def tap(obs: Observation, node: UINode) -> str:
     """Tap ``node`` in the Step language: by its label, or as the nth node so labelled where the
-    label alone grounds to another (the accessibility grounder takes the first actionable one)."""
-    same = [n for n in obs.nodes if n.label == node.label]
-    first = next((n for n in same if n.actions and n.enabled), same[0] if same else node)
-    if first is node:
-        return f"Tap {q(node.label)}"
-    return f"Tap the {ordinal(next(i for i, n in enumerate(same) if n is node) + 1)} {q(node.label)}"
+    label alone grounds to another (:func:`ref`: as the accessibility grounder picks)."""
+    return f"Tap {ref(obs, node)}"
 
 
 def ref(obs: Observation, node: UINode, want: str = "tap") -> str:
