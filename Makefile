@@ -27,12 +27,14 @@ $(STAMP): pyproject.toml setup.py src/_navrl_gymnasium.pth
 demo: setup
 	$(VENV)/bin/navrl demo
 
+# One pytest worker per core (pytest-xdist), each test file on one worker (its module fixtures
+# built once); `$(PY) -m pytest` alone runs the same tests in one process.
 test: setup
 	$(VENV)/bin/lint-imports
-	$(PY) -m pytest
+	$(PY) -m pytest -n auto --dist loadfile
 
 test-all: setup
-	$(PY) -m pytest -m ''
+	$(PY) -m pytest -n auto --dist loadfile -m ''
 
 # Mutation testing of navrl.rl and the Android text-input path ([tool.mutmut] in pyproject.toml).
 # Long: every mutant reruns the tests that cover it (hours on 2 cores for all of navrl.rl);

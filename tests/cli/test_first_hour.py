@@ -10,13 +10,14 @@ from pathlib import Path
 
 import pytest
 
+from clirun import run_navrl
 from navrl.cli.main import main
 
 
-def navrl(*args: str, cwd: Path | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
-    """``navrl ARGS`` as a user runs it (``python -m navrl`` runs the entry point's ``main``)."""
-    return subprocess.run([sys.executable, "-m", "navrl", *args], capture_output=True, text=True, cwd=cwd,
-                          timeout=timeout)
+def navrl(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """``navrl ARGS`` as a user runs it: the entry point's ``main``, in this interpreter
+    (``clirun``); ``--version`` below starts the real ``python -m navrl``."""
+    return run_navrl(*args, cwd=cwd)
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +35,8 @@ HEX = re.compile(r"^[0-9a-f]{40}(-dirty)?$")
 
 def test_navrl_version_names_version_and_commit(tmp_path):
     from navrl import __version__
-    r = navrl("--version", cwd=tmp_path)
+    r = subprocess.run([sys.executable, "-m", "navrl", "--version"], capture_output=True, text=True, cwd=tmp_path,
+                       timeout=300)
     assert r.returncode == 0, r.stderr
     m = re.fullmatch(r"navrl (\S+) \(commit (\S+), python \S+\)\n", r.stdout)
     assert m, r.stdout
@@ -212,10 +214,7 @@ def test_progress_bars_keep_their_time_columns_whole_at_80_columns():
 
 
 def test_eval_progress_at_80_columns_as_a_user_sees_it(tmp_path):
-    import os
-    env = {**os.environ, "COLUMNS": "80"}
-    r = subprocess.run([sys.executable, "-m", "navrl", "eval", "--suite", "test-unseen", "-n", "2", "--out",
-                        str(tmp_path / "e")], capture_output=True, text=True, env=env, timeout=300)
+    r = run_navrl("eval", "--suite", "test-unseen", "-n", "2", "--out", str(tmp_path / "e"), env={"COLUMNS": "80"})
     assert r.returncode == 0, r.stderr
     (line,) = [x for x in r.stdout.splitlines() if "━" in x]
     assert line.startswith("expert on test-unseen (2 episodes; steps, at most)"), line
@@ -224,13 +223,9 @@ def test_eval_progress_at_80_columns_as_a_user_sees_it(tmp_path):
 
 
 def test_tasks_shows_whole_template_names_at_80_columns():
-    import os
-
     from navrl.tasks.registry import get_suite
-    env = {**os.environ, "COLUMNS": "80"}
     for suite in ("train", "test-unseen"):
-        r = subprocess.run([sys.executable, "-m", "navrl", "tasks", "--suite", suite], capture_output=True, text=True,
-                           env=env, timeout=120)
+        r = run_navrl("tasks", "--suite", suite, env={"COLUMNS": "80"})
         assert r.returncode == 0, r.stderr
         assert max(len(x) for x in r.stdout.splitlines()) <= 80
         shown = {x.split("│")[1].strip() for x in r.stdout.splitlines() if x.startswith("│")}

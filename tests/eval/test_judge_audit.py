@@ -8,22 +8,19 @@ by its exact judge."""
 from __future__ import annotations
 
 import json
-import os
 import random
 import socket
 import subprocess
-import sys
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
+from clirun import run_navrl
 from navrl.api.testing import FakeChatServer, raw, reply, status
 from navrl.cli.main import main
 
 SECRET = "sk-audit-SECRET-0123456789"
 OUT_FILES = ("audit.json", "audit.html", "verdicts.jsonl")
-SRC = str(Path(__file__).resolve().parents[2] / "src")
 
 
 def inside(r: dict, p: float) -> bool:
@@ -170,8 +167,7 @@ def _closed_port_url() -> str:
 
 
 def _cli(args: list[str], env: dict) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "navrl.cli.main", *args], capture_output=True, text=True,
-                          timeout=300, env={**os.environ, "PYTHONPATH": SRC, **env})
+    return run_navrl(*args, env=env)
 
 
 @pytest.mark.parametrize("case, code", [("down", 3), ("garbage-body", 3), ("garbage-verdict", 3), ("401", 2)])

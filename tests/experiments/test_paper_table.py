@@ -4,19 +4,17 @@ from __future__ import annotations
 import csv
 import json
 import re
-import subprocess
-import sys
 
 import pytest
 
+from clirun import run_navrl
 from navrl.experiments.paper_table import TableConfig
 from navrl.rl.config import ConfigError
 
 
 def test_quick_paper_table_end_to_end(tmp_path) -> None:
     out = tmp_path / "pt"
-    r = subprocess.run([sys.executable, "-m", "navrl.cli.main", "experiment", "paper-table", "--quick",
-                        "--out", str(out)], capture_output=True, text=True, timeout=600)
+    r = run_navrl("experiment", "paper-table", "--quick", "--out", str(out))
     assert r.returncode == 0, r.stderr[-2000:]
     md = (out / "results.md").read_text()
     rows = list(csv.DictReader((out / "results.csv").open()))
@@ -63,8 +61,7 @@ def test_bad_table_config_is_a_clear_error(tmp_path) -> None:
     bad.write_text("preset: demo\nmethods: [{name: x, estimator: nope}]\n")
     with pytest.raises(ConfigError):
         TableConfig.load(bad)
-    r = subprocess.run([sys.executable, "-m", "navrl.cli.main", "experiment", "paper-table", "--config",
-                        str(bad)], capture_output=True, text=True, timeout=120)
+    r = run_navrl("experiment", "paper-table", "--config", str(bad))
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
 
 

@@ -2,14 +2,14 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
+from clirun import run_navrl
+
 
 def _cli(*args, timeout=600):
-    return subprocess.run([sys.executable, "-m", "navrl.cli", *args], capture_output=True, text=True, timeout=timeout)
+    return run_navrl(*args)
 
 
 @pytest.fixture(scope="module")

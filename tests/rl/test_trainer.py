@@ -3,10 +3,11 @@ from __future__ import annotations
 
 import copy
 import subprocess
-import sys
 
 import pytest
 import torch
+
+from clirun import run_navrl
 
 from navrl.experiments.pipeline import build_tiny_policy, load_policy
 from navrl.rl.sft import collect_demonstrations, heldout_loss
@@ -91,8 +92,7 @@ def test_resume_reproduces_the_next_update(quick, sft_policy, tmp_path) -> None:
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "navrl.cli.main", *args], capture_output=True, text=True,
-                          timeout=300)
+    return run_navrl(*args)
 
 
 def test_train_cli_quick_end_to_end_with_report(tmp_path, sft_policy) -> None:
