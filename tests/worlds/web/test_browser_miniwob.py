@@ -381,3 +381,36 @@ def test_the_fields_judge_rewards_typing_a_quoted_value_where_the_page_judge_is_
         assert jf.verdict is jp.verdict is StepVerdict.FAIL and "ended the task wrongly" in jf.reason
     finally:
         d.close()
+
+
+def test_a_text_area_that_scrolls_takes_a_swipe_the_planner_can_say(host):
+    """sign-agreement: the agreement is a disabled <textarea> whose text runs past its box; the
+    name field and "Agree" enable once it is scrolled to its end. It is listed with the action
+    "swipe"; the script's ``Swipe up on "text field"`` encodes as the pointer planner's page-level
+    swipe up (the page-level swipe starts at the screen's centre, inside the text area at
+    MiniWoB's 160x210), and that swipe scrolls the text area."""
+    from navrl.agent.planner import PlannerContext
+    from navrl.agent.policy.pointer import PointerConfig, PointerPlanner
+    from navrl.agent.policy.pointer.features import KIND_ID, Decision, context_prompt
+    from navrl.agent.policy.pointer.vocab import phone_world_vocabulary
+    from navrl.device.browser import BrowserDevice
+    d = BrowserDevice(host=host, phone="160x210@1", screenshots="off")
+    try:
+        t = miniwob_task("sign-agreement", 4, phone="160x210@1")
+        d.restore(t.web_snapshot())
+        obs = d.observe()
+        area = next(n for n in obs.nodes if n.role == "textfield" and n.description == "textarea")
+        assert "swipe" in area.actions and not area.enabled
+        assert "swipe" not in next(n for n in obs.nodes if n.label == "Cancel").actions
+        pol = PointerPlanner(phone_world_vocabulary(n_tasks=4), PointerConfig(d_model=16, n_layers=1, n_heads=2,
+                                                                             d_ff=32, type_on_screen=True))
+        prompt = context_prompt(PlannerContext(t, obs, history=[]))
+        def plan(step: str) -> str:
+            return f"Reasoning: scroll first\nStep: {step}\nRemaining: the rest"
+        assert pol.encode_demo(prompt, plan(f'Swipe up on "{area.label}"')) == Decision(KIND_ID["swipe_up"]).ids()
+        assert pol.encode_demo(prompt, plan('Swipe up on "Cancel"')) is None     # not where a page swipe starts
+        top = d.evaluate("() => document.getElementById('text-area').scrollTop")
+        d.act(AccessibilityGrounder().ground("Swipe up", obs))
+        assert d.evaluate("() => document.getElementById('text-area').scrollTop") > top
+    finally:
+        d.close()

@@ -579,6 +579,11 @@ OBSERVE_JS = r"""
     const cls = [el, ...el.querySelectorAll('*')].map((e) => String(e.className && e.className.baseVal !== undefined ? e.className.baseVal : e.className || '')).join(' ');
     return cls.split(/[\s\-_]+/).find((w) => DIRS.has(w.toLowerCase())) || null;
   };
+  const scrollsItself = (el) => {
+    const s = cs(el);
+    return (/(auto|scroll)/.test(s.overflowY) && el.scrollHeight > el.clientHeight + 1) ||
+           (/(auto|scroll)/.test(s.overflowX) && el.scrollWidth > el.clientWidth + 1);
+  };
   const offState = (el) => disabled(el) || !!(el.classList && el.classList.contains('ui-state-disabled'));
   const walk = (root, inClick) => {
     for (let el = root.firstElementChild; el; el = el.nextElementSibling) visit(el, inClick);
@@ -646,6 +651,7 @@ OBSERVE_JS = r"""
       if (!reachable(el, mr, labels)) { mr = reachablePart(el, mr, labels); if (!mr) return; }
       const acts = role === 'image' && !(inClick || clickable(el)) ? [] : ['tap'];
       if (el.oncontextmenu) acts.push('long_press');
+      if (scrollsItself(el)) acts.push('swipe');     // a text area whose text runs past its box (sign-agreement)
       if (!label && !acts.length) return;
       emit(el, role, label, mr, acts, valueOf(el, role), el === active, !disabled(el));
       return;
@@ -658,9 +664,7 @@ OBSERVE_JS = r"""
         return;
       }
     }
-    const s = cs(el);
-    const scrolls = (/(auto|scroll)/.test(s.overflowY) && el.scrollHeight > el.clientHeight + 1) ||
-                    (/(auto|scroll)/.test(s.overflowX) && el.scrollWidth > el.clientWidth + 1);
+    const scrolls = scrollsItself(el);
     if (scrolls && onScreen && el !== document.body && el !== document.documentElement && reachable(el, r))
       emit(el, 'list', norm(el.getAttribute('aria-label')), r, ['swipe'], null, el === active, true);
     if (!usedLabels.has(el) && textBlock(el)) {

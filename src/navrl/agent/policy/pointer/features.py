@@ -83,7 +83,7 @@ MAX_SPAN_CTX = 16     # pieces per goal/answer span
 MAX_SPAN_SCREEN = 8   # pieces per on-screen span
 N_PLACEHOLDERS = 128
 
-NODE_FEATS = 38
+NODE_FEATS = 39
 CTX_FEATS = 6
 GLOBAL_FEATS = 5
 CAND_FEATS = 19
@@ -675,6 +675,70 @@ def _parity_column(nodes: list, nf: np.ndarray) -> None:
                 break
 
 
+_COL_EXTREME = 38
+"""The goal asks for an extreme of a quantity ("the cheapest", "the shortest duration", "the
+largest number": :data:`_SUPERLATIVES`) and the node's label holds it among the labels of its role
+and shape that hold such a quantity (two or more: "Book for $212" the lowest of four "Book for $0"
+buttons, "2h 5m" the shortest of four durations), or the node takes an action and stands in the
+section of such a label (after it, before the next label of its role and shape: the "Book for"
+button under a ticket's shortest duration). Which of four tickets is cheapest is a comparison of
+numbers, which attention over word pieces does not make (buy-ticket; issue #28, composed values).
+With ``type_on_screen`` only (the MiniWoB++ configs)."""
+_SUPERLATIVES = (        # (the goal's words, the smallest is wanted, the quantity's kind)
+    (re.compile(r"\b(?:cheapest|least expensive|lowest (?:price|cost))\b"), True, "money"),
+    (re.compile(r"\b(?:most expensive|dearest|highest (?:price|cost))\b"), False, "money"),
+    (re.compile(r"\b(?:shortest|quickest|fastest)\b"), True, "time"),
+    (re.compile(r"\b(?:longest|slowest)\b"), False, "time"),
+    (re.compile(r"\b(?:smallest|lowest|least|fewest|minimum)\b"), True, "number"),
+    (re.compile(r"\b(?:largest|biggest|highest|greatest|maximum)\b"), False, "number"),
+)
+_MONEY = re.compile(r"[$€£]\s?(\d[\d,]*(?:\.\d+)?)")
+_DURATION = re.compile(r"^(?:(\d+)\s*h(?:ours?|rs?)?)?\s*(?:(\d+)\s*m(?:in(?:utes?|s)?)?)?$")
+_NUMBER = re.compile(r"^[-−]?\d[\d,]*(?:\.\d+)?$")
+
+
+def _quantity(label: str, kind: str) -> float | None:
+    """The quantity of ``kind`` a label holds: a price ("Book for $1,212"), a duration in minutes
+    ("5h 23m", "45 min"), or a label that is a number; None where it holds none."""
+    lab = label.strip()
+    if kind == "money":
+        m = _MONEY.search(lab)
+        return float(m.group(1).replace(",", "")) if m else None
+    if kind == "time":
+        m = _DURATION.match(lab.lower())
+        return 60.0 * int(m.group(1) or 0) + int(m.group(2) or 0) if m and (m.group(1) or m.group(2)) else None
+    return float(lab.replace(",", "").replace("−", "-")) if _NUMBER.match(lab) else None
+
+
+def _extreme_column(goal: str, nodes: list, nf: np.ndarray) -> None:
+    """Fill :data:`_COL_EXTREME` of ``nf`` (rows: ``nodes``)."""
+    g = goal.lower()
+    asked = next(((low, kind) for rx, low, kind in _SUPERLATIVES if rx.search(g)), None)
+    if asked is None:
+        return
+    low, kind = asked
+    groups: dict[tuple, list[tuple[float, int]]] = {}
+    for i, n in enumerate(nodes):
+        v = _quantity(str(n[1]), kind)
+        if v is not None:
+            groups.setdefault((n[0], _shape(str(n[1]))), []).append((v if low else -v, i))
+    for (role, shape), vals in groups.items():
+        if len(vals) < 2:
+            continue
+        best = min(v for v, _ in vals)
+        for v, j in vals:
+            if v != best:
+                continue
+            nf[j, _COL_EXTREME] = 1.0
+            if nodes[j][5]:
+                continue
+            k = next((i for i in range(j + 1, len(nodes))
+                      if nodes[i][0] == role and _shape(str(nodes[i][1])) == shape), len(nodes))
+            for i in range(j + 1, k):
+                if nodes[i][5]:
+                    nf[i, _COL_EXTREME] = 1.0
+
+
 @lru_cache(maxsize=20_000)
 def goal_quotes(goal: str) -> tuple[str, ...]:
     """The goal's quoted texts, lower-cased."""
@@ -852,7 +916,7 @@ def _screen(goal: str, ans_texts: tuple, app: str, nodes: list, vocab: Vocab) ->
             label_rows.setdefault(lab_n, []).append(i)
         node_feats.append(f + (0.0, 0.0, min(i, 95) / 95.0, float(app_l == lab_n), 0.0, 0.0,
                                _names_type(goal_words, str(role), str(more[0]) if more else ""), 0.0,
-                               0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0))
+                               0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0))
         match_ctx.extend((i, c) for c in cols)
         node_accept.append(acc)
         # on-screen text pieces and their candidate spans (answers are read off the screen)
@@ -891,6 +955,7 @@ def _screen(goal: str, ans_texts: tuple, app: str, nodes: list, vocab: Vocab) ->
         _section_column(goal, shown, nf)
         _parity_column(shown, nf)
         _ends_quoted_column(goal, shown, nf)
+        _extreme_column(goal, shown, nf)
     accept = np.asarray(node_accept, bool).reshape(-1, K)
     kind_mask = np.ones(K, bool)
     for kname in NODE_KINDS:
@@ -1350,12 +1415,26 @@ def question_frame(question: str, goal: str) -> tuple[str, str] | None:
     return best
 
 
+def _page_swipe_on(c, e: Encoded) -> Decision | None:
+    """``Swipe up|down on "X"`` as the planner's page-level swipe (its up / down kinds point at no
+    node), where that is the same action: the page-level swipe starts at the screen's centre, so
+    where the centre lies inside X's box it moves what X moves (sign-agreement's and
+    scroll-text-2's text area, which scrolls by itself). Elsewhere it is not expressible: None."""
+    for i in _labelled(c.target, c.nth, e)[:1]:
+        x0, y0, x1, y1 = (float(v) for v in e.node_feats[i, 7:11])
+        if x0 <= 0.5 <= x1 and y0 <= 0.5 <= y1:
+            return Decision(KIND_ID[f"swipe_{c.direction}"])
+    return None
+
+
 def decision_for(step: str, e: Encoded, frames: list[str]) -> Decision | None:
     """The decision whose Step is ``step`` on state ``e`` (SFT targets); None if it has none."""
     from navrl.agent.steps import parse_step
     c = parse_step(step)
     if is_drag(c):
         return _drag_decision(c, e)
+    if c.kind == "swipe" and c.target and c.direction in ("up", "down"):
+        return _page_swipe_on(c, e)
     if c.kind in ("tap", "long_press") or (c.kind == "swipe" and c.target):
         k = KIND_ID[c.kind if c.kind != "swipe" else f"swipe_{c.direction}"]
         if c.target is None:
