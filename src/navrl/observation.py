@@ -26,6 +26,11 @@ class UINode:
     value: str | None = None
     description: str = ""
     actions: tuple[str, ...] = ()   # what the node reacts to: "tap", "long_press", "swipe"
+    hidden: str = field(default="", repr=False)
+    """A node that scrolls by itself: where its content runs past its box ("above", "below",
+    "above below"; "" where it shows it all, and on every node that does not scroll). Out of the
+    repr, which pinned screen digests hash (tests/worlds/phone/test_world_pin.py): the phone world
+    writes none, and its screens are what they were; ``to_dict`` carries it where set."""
 
     @property
     def center(self) -> tuple[int, int]:
@@ -35,13 +40,14 @@ class UINode:
     def to_dict(self) -> dict:
         return {"id": self.id, "role": self.role, "label": self.label, "bounds": list(self.bounds),
                 "enabled": self.enabled, "focused": self.focused, "value": self.value,
-                "description": self.description, "actions": list(self.actions)}
+                "description": self.description, "actions": list(self.actions),
+                **({"hidden": self.hidden} if self.hidden else {})}
 
     @staticmethod
     def from_dict(d: dict) -> "UINode":
         return UINode(d["id"], d["role"], d["label"], tuple(d["bounds"]), d.get("enabled", True),
                       d.get("focused", False), d.get("value"), d.get("description", ""),
-                      tuple(d.get("actions", ())))
+                      tuple(d.get("actions", ())), d.get("hidden", ""))
 
 
 @dataclass

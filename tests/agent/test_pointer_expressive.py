@@ -6,6 +6,7 @@ planner cloned from a few fixture demonstrations makes the greedy decision the g
 screens it has not seen — which the same cloning without the input does not."""
 from __future__ import annotations
 
+import dataclasses
 import random
 import sys
 from pathlib import Path
@@ -414,10 +415,10 @@ def test_the_memory_row_column_flags_the_day_the_goal_picked_out_in_the_earlier_
 
 def test_a_new_planner_gives_the_columns_appended_since_a_zero_weight():
     w = _planner().model.node_in.weight
-    assert w.shape[1] == F.NODE_FEATS and F._COL_EXTREME == F.NODE_FEATS - 1
+    assert w.shape[1] == F.NODE_FEATS and F._COL_HIDDEN_ABOVE == F.NODE_FEATS - 1
     added = [F._COL_USED_APP, F._COL_ORDINAL, F._COL_TYPE, F._COL_MEM_ROW, F._COL_GOAL_DAY, F._COL_GOAL_MONTH,
              F._COL_PAGE_TOWARD, F._COL_SHOWN_OTHER, F._COL_ENDS_QUOTED, F._COL_SECTION, F._COL_PARITY,
-             F._COL_EXTREME]
+             F._COL_EXTREME, F._COL_HIDDEN_BELOW, F._COL_HIDDEN_ABOVE]
     assert added == list(range(27, F.NODE_FEATS))
     assert torch.count_nonzero(w[:, added]) == 0
 
@@ -973,3 +974,42 @@ def test_the_extreme_column_flags_the_ticket_the_goal_asks_for(monkeypatch):
         return out
     with_column, without = _hits_with_and_without(monkeypatch, "_extreme_column", lambda *a: None, demos, 40)
     assert with_column >= 17 and with_column - without >= 6, (with_column, without)   # 20, 5
+
+
+def _scroll_page(rng: random.Random) -> tuple[str, list[UINode], list[int]]:
+    """A scroll-text-2 page: a text area scrolled somewhere, Submit. Returns (goal, nodes, the
+    decision: swipe up while the goal's bottom is hidden below, down while its top is hidden
+    above, else tap Submit)."""
+    end = rng.choice(("bottom", "top"))
+    hidden = rng.choice(("above", "below", "above below"))
+    goal = f"Scroll the textarea to the {end} of the text area and click submit."
+    nodes = [UINode("q", "text", goal, (0, 0, W, 30)),
+             UINode("a", "textfield", "text field", (5, 40, W - 5, H - 60), value="Lorem ipsum dolor sit amet.",
+                    description="textarea", actions=("tap", "swipe"), hidden=hidden),
+             UINode("s", "button", "Submit", (40, H - 50, 100, H - 30), actions=("tap",))]
+    want = "below" if end == "bottom" else "above"
+    kind = ("swipe_up" if end == "bottom" else "swipe_down") if want in hidden.split() else None
+    return goal, nodes, (Decision(KIND_ID[kind]).ids() if kind else _tap(2))
+
+
+def test_the_hidden_columns_say_where_a_text_area_still_scrolls(monkeypatch):
+    """scroll-text-2: content a text area hides toward the goal's end (``UINode.hidden``: below for "the
+    bottom", above for "the top") is in its row;
+    cloned from 40 pages, the planner swipes toward the goal's end while content lies there and
+    submits once none does, on most of 20 unseen pages; without the columns, where swiping toward
+    the goal's end is right (about two thirds)."""
+    goal, nodes, _ = _scroll_page(random.Random(0))
+    cols = [F._COL_HIDDEN_BELOW, F._COL_HIDDEN_ABOVE]
+    for end, hidden, want in (("bottom", "above below", [1, 0]), ("bottom", "above", [0, 0]), ("top", "above", [0, 1]),
+                              ("top", "below", [0, 0])):
+        page = [nodes[0], dataclasses.replace(nodes[1], hidden=hidden), nodes[2]]
+        e = _planner().state(_prompt(f"Scroll the textarea to the {end} of the text area and click submit.", page))
+        assert list(e.node_feats[1, cols]) == want and not e.node_feats[[0, 2]][:, cols].any(), (end, hidden)
+    nodes[1] = dataclasses.replace(nodes[1], hidden="")
+    assert not _planner().state(_prompt(goal, nodes)).node_feats[:, cols].any()
+
+    def demos(pol, seed: int, n: int):
+        rng = random.Random(seed)
+        return [(_prompt(g, ns), d) for g, ns, d in (_scroll_page(rng) for _ in range(n))]
+    with_columns, without = _hits_with_and_without(monkeypatch, "_hidden_columns", lambda *a: None, demos, 40)
+    assert with_columns >= 18 and with_columns - without >= 4, (with_columns, without)   # 20, 14

@@ -388,7 +388,8 @@ def test_a_text_area_that_scrolls_takes_a_swipe_the_planner_can_say(host):
     name field and "Agree" enable once it is scrolled to its end. It is listed with the action
     "swipe"; the script's ``Swipe up on "text field"`` encodes as the pointer planner's page-level
     swipe up (the page-level swipe starts at the screen's centre, inside the text area at
-    MiniWoB's 160x210), and that swipe scrolls the text area."""
+    MiniWoB's 160x210), and that swipe scrolls the text area; where its text runs past its box is
+    in the tree (``UINode.hidden``: below at first, above and below after one swipe)."""
     from navrl.agent.planner import PlannerContext
     from navrl.agent.policy.pointer import PointerConfig, PointerPlanner
     from navrl.agent.policy.pointer.features import KIND_ID, Decision, context_prompt
@@ -400,7 +401,7 @@ def test_a_text_area_that_scrolls_takes_a_swipe_the_planner_can_say(host):
         d.restore(t.web_snapshot())
         obs = d.observe()
         area = next(n for n in obs.nodes if n.role == "textfield" and n.description == "textarea")
-        assert "swipe" in area.actions and not area.enabled
+        assert "swipe" in area.actions and not area.enabled and area.hidden == "below"
         assert "swipe" not in next(n for n in obs.nodes if n.label == "Cancel").actions
         pol = PointerPlanner(phone_world_vocabulary(n_tasks=4), PointerConfig(d_model=16, n_layers=1, n_heads=2,
                                                                              d_ff=32, type_on_screen=True))
@@ -412,5 +413,7 @@ def test_a_text_area_that_scrolls_takes_a_swipe_the_planner_can_say(host):
         top = d.evaluate("() => document.getElementById('text-area').scrollTop")
         d.act(AccessibilityGrounder().ground("Swipe up", obs))
         assert d.evaluate("() => document.getElementById('text-area').scrollTop") > top
+        area = next(n for n in d.observe().nodes if n.description == "textarea")
+        assert area.hidden == "above below"           # scrolled part of the way
     finally:
         d.close()

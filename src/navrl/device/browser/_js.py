@@ -545,7 +545,8 @@ OBSERVE_JS = r"""
     if (dragOf(el)) acts = acts.concat(['drag']);
     nodes.push({ id: (el.id ? '#' + el.id : el.tagName.toLowerCase() + ':' + k), role, label: cut(label, 200),
                  bounds: box, enabled, focused, value, actions: acts,
-                 desc: desc || (el.tagName === 'TEXTAREA' ? 'textarea' : '') });   // a multi-line text field says so
+                 desc: desc || (el.tagName === 'TEXTAREA' ? 'textarea' : ''),   // a multi-line text field says so
+                 hidden: acts.includes('swipe') ? hiddenOf(el) : '' });
     k++;
   };
   const disabled = (el) => el.disabled === true || el.getAttribute('aria-disabled') === 'true' ||
@@ -584,6 +585,10 @@ OBSERVE_JS = r"""
     return (/(auto|scroll)/.test(s.overflowY) && el.scrollHeight > el.clientHeight + 1) ||
            (/(auto|scroll)/.test(s.overflowX) && el.scrollWidth > el.clientWidth + 1);
   };
+  // where a node that scrolls by itself hides content: above its box, below it (sign-agreement's
+  // and scroll-text-2's text area: how far it is scrolled decides the next step)
+  const hiddenOf = (el) => [el.scrollTop > 1 ? 'above' : '',
+                            el.scrollHeight - el.clientHeight - el.scrollTop > 1 ? 'below' : ''].filter(Boolean).join(' ');
   const offState = (el) => disabled(el) || !!(el.classList && el.classList.contains('ui-state-disabled'));
   const walk = (root, inClick) => {
     for (let el = root.firstElementChild; el; el = el.nextElementSibling) visit(el, inClick);

@@ -536,7 +536,8 @@ class BrowserDevice(Device):
         if v.get("ready") is False:
             return None
         nodes = tuple(UINode(str(n["id"]), n["role"], n["label"], tuple(n["bounds"]), bool(n["enabled"]),
-                             bool(n["focused"]), n.get("value"), n.get("desc") or "", tuple(n["actions"]))
+                             bool(n["focused"]), n.get("value"), n.get("desc") or "", tuple(n["actions"]),
+                             n.get("hidden") or "")
                       for n in v.get("nodes", ()))
         state = v.get("state") or {}
         if self._goal_key is not None:

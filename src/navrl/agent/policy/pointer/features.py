@@ -83,7 +83,7 @@ MAX_SPAN_CTX = 16     # pieces per goal/answer span
 MAX_SPAN_SCREEN = 8   # pieces per on-screen span
 N_PLACEHOLDERS = 128
 
-NODE_FEATS = 39
+NODE_FEATS = 41
 CTX_FEATS = 6
 GLOBAL_FEATS = 5
 CAND_FEATS = 19
@@ -124,8 +124,10 @@ def _nodes_json(obs) -> tuple[str, list]:
         nodes.append([n.role, n.label or "", n.value or "", int(bool(n.enabled)), int(bool(n.focused)),
                       "".join(a[0] for a in n.actions),   # t(ap) l(ong_press) s(wipe) d(rag)
                       [round(x0 / W, 3), round(y0 / H, 3), round(x1 / W, 3), round(y1 / H, 3)]])
-        if n.description:     # written only when there is one (a web textarea's "textarea")
+        if n.description or n.hidden:     # written only when there is one (a web textarea's "textarea")
             nodes[-1].append(n.description)
+        if n.hidden:          # a node that scrolls by itself: where its content runs past its box
+            nodes[-1].append(n.hidden)
     out = (json.dumps(nodes, separators=(",", ":")), nodes)
     return _NODE_ROWS.put(key, out) if key is not None else out
 
@@ -739,6 +741,24 @@ def _extreme_column(goal: str, nodes: list, nf: np.ndarray) -> None:
                     nf[i, _COL_EXTREME] = 1.0
 
 
+_COL_HIDDEN_BELOW, _COL_HIDDEN_ABOVE = 39, 40
+"""A node that scrolls by itself (``UINode.hidden``, which the browser device writes for a text
+area or list that scrolls) still hides content toward the end the goal names: below its box where
+the goal says "the bottom" / "the end" (the next swipe goes up), above it where it says "the top" /
+"the start" (down). How far it is scrolled decides whether to swipe again or go on, and which way
+(scroll-text-2: "Scroll the textarea to the bottom of the text area and submit"; sign-agreement;
+issue #28). The phone world writes none: zero there."""
+_GOAL_END = ((re.compile(r"\b(?:bottom|end)\b"), "below"), (re.compile(r"\b(?:top|start|beginning)\b"), "above"))
+
+
+def _hidden_columns(goal: str, nodes: list, nf: np.ndarray) -> None:
+    """Fill :data:`_COL_HIDDEN_BELOW` and :data:`_COL_HIDDEN_ABOVE` of ``nf`` (rows: ``nodes``)."""
+    toward = next((side for rx, side in _GOAL_END if rx.search(goal.lower())), None)
+    for i, n in enumerate(nodes if toward else ()):
+        if len(n) > 8 and toward in str(n[8]).split():
+            nf[i, _COL_HIDDEN_BELOW if toward == "below" else _COL_HIDDEN_ABOVE] = 1.0
+
+
 @lru_cache(maxsize=20_000)
 def goal_quotes(goal: str) -> tuple[str, ...]:
     """The goal's quoted texts, lower-cased."""
@@ -916,7 +936,7 @@ def _screen(goal: str, ans_texts: tuple, app: str, nodes: list, vocab: Vocab) ->
             label_rows.setdefault(lab_n, []).append(i)
         node_feats.append(f + (0.0, 0.0, min(i, 95) / 95.0, float(app_l == lab_n), 0.0, 0.0,
                                _names_type(goal_words, str(role), str(more[0]) if more else ""), 0.0,
-                               0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0))
+                               0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0))
         match_ctx.extend((i, c) for c in cols)
         node_accept.append(acc)
         # on-screen text pieces and their candidate spans (answers are read off the screen)
@@ -956,6 +976,7 @@ def _screen(goal: str, ans_texts: tuple, app: str, nodes: list, vocab: Vocab) ->
         _parity_column(shown, nf)
         _ends_quoted_column(goal, shown, nf)
         _extreme_column(goal, shown, nf)
+    _hidden_columns(goal, nodes[:MAX_NODES], nf)
     accept = np.asarray(node_accept, bool).reshape(-1, K)
     kind_mask = np.ones(K, bool)
     for kname in NODE_KINDS:
