@@ -435,11 +435,11 @@ NODE_COLUMNS_ADDED = {27: 41, 28: 41, 29: 41, 30: 41, 31: 41, 35: 41, 36: 41, 37
 the used-app column; 28 -> 29: the ordinal column; 29 -> 30: the widget-type column; 30 -> 31:
 the remembered row the goal picks out; 31 -> 35: the goal date's day and month, the pager control
 toward its month, a heading of another month; 35 -> 36: the label ends with a quoted text of
-the goal; 36 -> 37: the node is in the section of a text the goal names; 37 -> 38: "Odd" / "Even" as the
-number in its row is; 38 -> 39: the extreme of a quantity the goal asks for; 39 -> 41: a scrolling node hides content below / above, toward
-the end the goal names). A planner
-saved with such a width loads with zero weights for the new columns, so it computes exactly what
-it computed before."""
+the goal; 36 -> 37: the node is in the section of a text the goal names; 37 -> 38: "Odd" / "Even"
+as the number in its row is; 38 -> 39: the extreme of a quantity the goal asks for; 39 -> 41: a
+scrolling node hides content below / above, toward the end the goal names). A planner saved with
+such a width loads with zero weights for the new columns, so it computes exactly what it computed
+before."""
 
 
 CAND_COLUMNS_ADDED = {16: 19, 17: 19, 18: 19}
