@@ -1,16 +1,6 @@
-"""Shared test helpers. ``tests/`` is on ``sys.path`` because this file is here (pytest's
-default import mode), so a test module can ``from clirun import run_navrl``."""
+"""Shared test set-up. ``tests/`` is on ``sys.path`` because this file is here (pytest's default
+import mode), so a test module can ``from clirun import run_navrl``."""
 from __future__ import annotations
-
-import pytest
-
-from clirun import run_navrl
-
-
-@pytest.fixture
-def navrl_cli():
-    """``navrl ARGS`` in this interpreter (``clirun.run_navrl``)."""
-    return run_navrl
 
 
 def pytest_configure(config):

@@ -583,6 +583,8 @@ _NODE_BASE_FEATS = 14 + 9
 (:func:`_node_row`); the history columns follow them."""
 _COL_IN_HIST, _COL_LAST = _NODE_BASE_FEATS, _NODE_BASE_FEATS + 1
 _COL_FOCUSED = 1
+_COLS_BOX = slice(7, 11)
+"""The node columns of its box (x0, y0, x1, y1 as fractions of the screen: :func:`_node_row`)."""
 """The node column of its focused flag (the second of :func:`_node_row`'s features)."""
 _COL_USED_APP = 27
 """The node's label names an app used earlier in the episode (the home screen's icon of the first
@@ -641,6 +643,14 @@ def _shape(label: str) -> str:
     return re.sub(r"[a-z]+", "a", re.sub(r"[A-Z]+", "A", re.sub(r"\d+", "0", label.strip())))
 
 
+def _section_end(nodes: list, j: int) -> int:
+    """Where the section that node ``j`` starts ends: the next node of its role whose label has
+    the same shape (:func:`_shape`), or the end of the screen."""
+    role, shape = nodes[j][0], _shape(str(nodes[j][1]))
+    return next((i for i in range(j + 1, len(nodes))
+                 if nodes[i][0] == role and _shape(str(nodes[i][1])) == shape), len(nodes))
+
+
 def _section_column(goal: str, nodes: list, nf: np.ndarray) -> None:
     """Fill :data:`_COL_SECTION` of ``nf`` (rows: ``nodes``)."""
     g = norm(goal)
@@ -648,9 +658,7 @@ def _section_column(goal: str, nodes: list, nf: np.ndarray) -> None:
         lab = norm(str(n[1]))
         if n[5] or len(lab) < 2 or lab == g or not phrase_in(lab, g):
             continue
-        role, shape = n[0], _shape(str(n[1]))
-        k = next((i for i in range(j + 1, len(nodes))
-                  if nodes[i][0] == role and _shape(str(nodes[i][1])) == shape), len(nodes))
+        k = _section_end(nodes, j)
         if any(nodes[i][5] for i in range(j + 1, k)):    # a section with nothing to act on says nothing
             nf[j + 1:k, _COL_SECTION] = 1.0
 
@@ -724,7 +732,7 @@ def _extreme_column(goal: str, nodes: list, nf: np.ndarray) -> None:
         v = _quantity(str(n[1]), kind)
         if v is not None:
             groups.setdefault((n[0], _shape(str(n[1]))), []).append((v if low else -v, i))
-    for (role, shape), vals in groups.items():
+    for vals in groups.values():
         if len(vals) < 2:
             continue
         best = min(v for v, _ in vals)
@@ -734,9 +742,7 @@ def _extreme_column(goal: str, nodes: list, nf: np.ndarray) -> None:
             nf[j, _COL_EXTREME] = 1.0
             if nodes[j][5]:
                 continue
-            k = next((i for i in range(j + 1, len(nodes))
-                      if nodes[i][0] == role and _shape(str(nodes[i][1])) == shape), len(nodes))
-            for i in range(j + 1, k):
+            for i in range(j + 1, _section_end(nodes, j)):
                 if nodes[i][5]:
                     nf[i, _COL_EXTREME] = 1.0
 
@@ -1442,7 +1448,7 @@ def _page_swipe_on(c, e: Encoded) -> Decision | None:
     where the centre lies inside X's box it moves what X moves (sign-agreement's and
     scroll-text-2's text area, which scrolls by itself). Elsewhere it is not expressible: None."""
     for i in _labelled(c.target, c.nth, e)[:1]:
-        x0, y0, x1, y1 = (float(v) for v in e.node_feats[i, 7:11])
+        x0, y0, x1, y1 = (float(v) for v in e.node_feats[i, _COLS_BOX])
         if x0 <= 0.5 <= x1 and y0 <= 0.5 <= y1:
             return Decision(KIND_ID[f"swipe_{c.direction}"])
     return None
