@@ -114,6 +114,29 @@ def _s_drag_sort_numbers(goal: str, obs: Observation, dev: Any = None) -> str:
     return 'Tap "Submit"'
 
 
+# The text area's size now and when the script first read it (kept on the element, which each
+# episode makes anew: a person remembers the size they started from).
+_TEXTAREA_SIZE = ("() => { const t = document.getElementById('tt'); const now = [$(t).width(), $(t).height()];"
+                  " t.navrlSize0 = t.navrlSize0 || now; return [t.navrlSize0, now]; }")
+_RESIZE_DIRECTION = {("width", "larger"): "right", ("width", "smaller"): "left",
+                     ("height", "larger"): "down", ("height", "smaller"): "up"}
+
+
+def _s_resize_textarea(goal: str, obs: Observation, dev: Any = None) -> str:
+    """Drag the text area's resize handle (jQuery UI's south-east grip) the way that makes the
+    asked dimension larger or smaller (width: right / left, height: down / up), then Submit once
+    its size changed."""
+    m = re.search(r"the (width|height) is (larger|smaller)", goal)
+    grip = next(iter(_draggable(obs)), None)
+    if m is None or grip is None:
+        return 'Tap "Submit"'
+    if dev is not None:
+        (w0, h0), (w, h) = dev.evaluate(_TEXTAREA_SIZE)
+        if (w, h) != (w0, h0):
+            return 'Tap "Submit"'
+    return f"Drag {ref(obs, grip, 'drag')} {_RESIZE_DIRECTION[m.group(1), m.group(2)]}"
+
+
 SCRIPTS: dict[str, Script] = {
     "drag-box": _s_drag_box,
     "drag-circle": _s_drag_direction,
@@ -121,6 +144,7 @@ SCRIPTS: dict[str, Script] = {
     "drag-shapes": _s_drag_shapes,
     "drag-shapes-2": _s_drag_shapes_2,
     "drag-sort-numbers": _s_drag_sort_numbers,
+    "resize-textarea": _s_resize_textarea,
 }
 
 TASKS: tuple[MiniWoBTask, ...] = (
@@ -130,5 +154,6 @@ TASKS: tuple[MiniWoBTask, ...] = (
     MiniWoBTask("drag-shapes", 8, "drag every shape of the asked kind into the black box and submit"),
     MiniWoBTask("drag-shapes-2", 10, "drag the asked shapes into the left box, the others into the right one, and submit"),
     MiniWoBTask("drag-sort-numbers", 6, "sort a list of four numbers by dragging, then submit"),
+    MiniWoBTask("resize-textarea", 4, "drag the text area's grip to make the asked dimension larger or smaller, then submit"),
 )
 """One record per scripted task here: its step limit (the expert's steps with room to spare) and a line on what the script does."""
