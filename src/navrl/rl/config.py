@@ -389,6 +389,21 @@ class DataConfig:
     level replay (``navrl.rl.replay``): tasks whose sibling rollouts disagreed most (mean
     |advantage|) more often, rank-based with temperature T, 30% by staleness."""
 
+    learnability_sampling: int = 0
+    """0: each update's fresh tasks as the source draws them. M >= 2: draw M x tasks_per_update
+    fresh tasks and keep tasks_per_update of them, each family (``Task.template``) weighted by
+    its learnability p (1 - p) + ``learnability_floor``, p its recent success rate
+    (``navrl.rl.learnability``): rollouts go where siblings can disagree, not to families already
+    solved or still hopeless. Fresh draws only (not with ``task_pool``)."""
+
+    learnability_floor: float = 0.02
+    """With ``learnability_sampling``: added to every family's weight (p (1 - p) is at most 0.25),
+    so solved and hopeless families are still drawn now and then."""
+
+    learnability_decay: float = 0.5
+    """With ``learnability_sampling``: each visit of a family multiplies its earlier success
+    counts by this (the rate follows the moving policy)."""
+
     multi_app_share: float = 0.0
     """Share of each update's fresh task groups (or of the ``task_pool``) drawn from tasks that use more than one app
     (``navrl.rl.sampling.draw_with_share``; the source's distribution within each kind). The
@@ -634,6 +649,7 @@ class TrainConfig:
             "handover_k": 0,
             "curriculum_window": 1,
             "dynamic_sampling": 0,
+            "learnability_sampling": 0,
         }
         for name, low in ints_min.items():
             value = v[name]
@@ -651,7 +667,7 @@ class TrainConfig:
             return float(value)
 
         for name in ("gamma", "lam", "guided_start", "curriculum_threshold", "curriculum_step", "curriculum_practice",
-                     "handover_share", "multi_app_share", "frontier_share"):
+                     "handover_share", "multi_app_share", "frontier_share", "learnability_decay"):
             if not 0.0 <= real(name) <= 1.0:
                 raise ConfigError(f"{P[name]} must be in [0, 1], got {v[name]}")
         if v["lam"] != 1.0:
@@ -663,6 +679,12 @@ class TrainConfig:
                 raise ConfigError(f"{P[name]} must be > 0, got {v[name]}")
         if v["clip_eps"] >= 1.0:
             raise ConfigError(f"{P['clip_eps']} must be < 1, got {v['clip_eps']}")
+        if v["learnability_sampling"] == 1:
+            raise ConfigError(f"{P['learnability_sampling']} must be 0 (off) or >= 2 (candidates per kept task), got 1")
+        if v["learnability_sampling"] and v["task_pool"]:
+            raise ConfigError(f"{P['learnability_sampling']} draws fresh tasks: it does not combine with {P['task_pool']}")
+        if real("learnability_floor") < 0.0:
+            raise ConfigError(f"{P['learnability_floor']} must be >= 0, got {v['learnability_floor']}")
         if real("unanimous_fail_penalty") < 0.0:
             raise ConfigError(f"{P['unanimous_fail_penalty']} must be >= 0, got {v['unanimous_fail_penalty']}")
         for name in ("entropy_control", "entropy_target_kind", "entropy_target_node", "entropy_target_text"):

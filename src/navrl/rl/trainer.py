@@ -39,6 +39,7 @@ from navrl.rl.callbacks import Callback, FitResult
 from navrl.rl.config import ConfigError, TrainConfig
 from navrl.rl.critic import CriticAdapter
 from navrl.rl.curriculum import HandoverSchedule, shared_key, task_key
+from navrl.rl.learnability import FamilyLearnability, task_family
 from navrl.rl.losses import LossInputs, critic_loss, sample_stats
 from navrl.rl.metrics import MetricsLogger
 from navrl.rl.overlap import LearnerProcess, refresh_proximal
@@ -143,6 +144,9 @@ class Trainer:
         self.logger = MetricsLogger(self.run_dir) if log else None
         self.masked_total = 0
         self._pool: list | None = None   # cfg.data.task_pool's fixed tasks, drawn on first use
+        # data.learnability_sampling: each family's recent success rate, the draw weighted by p (1 - p)
+        self.learnability = FamilyLearnability(cfg.data.learnability_decay, cfg.data.learnability_floor) \
+            if cfg.data.learnability_sampling else None
         self.replay = PoolReplay(cfg.data.task_pool, temperature=cfg.data.pool_replay) \
             if cfg.data.task_pool > 0 and cfg.data.pool_replay > 0 else None
         self._drawn: dict[str, int] = {}
@@ -179,14 +183,27 @@ class Trainer:
             self._collect_stats = {f"dynamic/{k}": v for k, v in ds.stats.items()}
         else:
             trajs = self._collect_round(self._next_tasks(), 0, progress)
+        if self.learnability is not None:
+            self.learnability.observe((task_family(t.task), bool(t.success)) for t in trajs if t.valid)
+            self._collect_stats.update(self.learnability.summary())
         return trajs, self.runner.timings["judge"] - before
 
     def _extra_tasks(self) -> list:
         """Tasks of an extra dynamic-sampling round: fresh ones, or random ones of the fixed pool."""
         if self._pool is not None:
             return self.rng.sample(self._pool, min(self.cfg.rollout.tasks_per_update, len(self._pool)))
-        return draw_with_share(self.tasks.sample, self.cfg.rollout.tasks_per_update, self.rng,
-                               self.cfg.data.multi_app_share)
+        return self._fresh_tasks()
+
+    def _fresh_tasks(self) -> list:
+        """tasks_per_update fresh tasks from the source (``data.multi_app_share`` applied); with
+        ``data.learnability_sampling`` M, kept from M times as many by their families' learnability."""
+        cfg = self.cfg
+        k = cfg.rollout.tasks_per_update
+        if self.learnability is None:
+            return draw_with_share(self.tasks.sample, k, self.rng, cfg.data.multi_app_share)
+        cands = draw_with_share(self.tasks.sample, cfg.data.learnability_sampling * k, self.rng,
+                                cfg.data.multi_app_share)
+        return self.learnability.select(cands, k, self.rng)
 
     def _collect_round(self, tasks: list, group_offset: int, progress=None) -> list:
         """Sibling rollouts of ``tasks`` (group ids from ``group_offset``), guided starts applied."""
@@ -258,7 +275,7 @@ class Trainer:
         """Fresh tasks from the source, or the next tasks_per_update of the fixed pool (cfg.data.task_pool)."""
         cfg = self.cfg
         if cfg.data.task_pool <= 0:
-            return draw_with_share(self.tasks.sample, cfg.rollout.tasks_per_update, self.rng, cfg.data.multi_app_share)
+            return self._fresh_tasks()
         if self._pool is None:
             self._pool = draw_with_share(self.tasks.sample, cfg.data.task_pool, random.Random(cfg.run.seed + 1),
                                          cfg.data.multi_app_share)
@@ -683,6 +700,7 @@ class Trainer:
                 "masked_streak": self.masked_streak,
                 "replay": self.replay.state() if self.replay is not None else None,
                 "curriculum": self.curriculum.state() if self.curriculum is not None else None,
+                "learnability": self.learnability.state() if self.learnability is not None else None,
                 "entropy_control": self.entropy_ctl.state() if self.entropy_ctl is not None else None}
 
     def learner_state(self) -> dict:
@@ -738,6 +756,8 @@ class Trainer:
             self.replay.load(st["replay"])
         if self.curriculum is not None and st.get("curriculum"):
             self.curriculum.load(st["curriculum"])
+        if self.learnability is not None and st.get("learnability"):
+            self.learnability.load(st["learnability"])
         if self.entropy_ctl is not None and st.get("entropy_control"):
             self.entropy_ctl.load(st["entropy_control"])
 
