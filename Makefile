@@ -9,7 +9,8 @@ STAMP  := $(VENV)/.installed
 
 setup: $(STAMP)
 
-# The CPU build of torch is installed explicitly first so that no CUDA build is pulled.
+# The CPU build of torch is installed explicitly first so that no CUDA build is pulled. Packages are
+# installed without byte-compiling every module (--no-compile): Python compiles what it imports.
 # Debian's Chromium (browser device, MiniWoB++) is installed when missing and apt is usable
 # (as root on Debian: CI); elsewhere the browser tests say why they skip.
 $(STAMP): pyproject.toml setup.py src/_navrl_gymnasium.pth
@@ -20,8 +21,8 @@ $(STAMP): pyproject.toml setup.py src/_navrl_gymnasium.pth
 	fi
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
-	$(PIP) install --quiet torch==2.13.0
-	$(PIP) install --quiet -e ".[dev,ray,android,ios,browser]"
+	$(PIP) install --quiet --no-compile torch==2.13.0
+	$(PIP) install --quiet --no-compile -e ".[dev,ray,android,ios,browser]"
 	touch $(STAMP)
 
 demo: setup
