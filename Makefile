@@ -12,17 +12,20 @@ setup: $(STAMP)
 # The CPU build of torch is installed explicitly first so that no CUDA build is pulled. Packages are
 # installed without byte-compiling every module (--no-compile): Python compiles what it imports.
 # Debian's Chromium (browser device, MiniWoB++) is installed when missing and apt is usable
-# (as root on Debian: CI); elsewhere the browser tests say why they skip.
+# (as root on Debian: CI), in the background while pip installs (the set-up waits for both and
+# fails if either does); elsewhere the browser tests say why they skip.
 $(STAMP): pyproject.toml setup.py src/_navrl_gymnasium.pth
-	@if { ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; } \
+	@set -e; apt_pid=; \
+	if { ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; } \
 		&& command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
-		echo "make setup: running as root on Debian without Chromium: apt-get install chromium chromium-driver (the browser device, MiniWoB++) first; as a user this step is skipped"; \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null; \
-	fi
-	$(PYTHON) -m venv $(VENV)
-	$(PIP) install --quiet --upgrade pip
-	$(PIP) install --quiet --no-compile torch==2.13.0
-	$(PIP) install --quiet --no-compile -e ".[dev,ray,android,ios,browser]"
+		echo "make setup: running as root on Debian without Chromium: apt-get install chromium chromium-driver (the browser device, MiniWoB++) beside pip; as a user this step is skipped"; \
+		( apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null ) & apt_pid=$$!; \
+	fi; \
+	$(PYTHON) -m venv $(VENV); \
+	$(PIP) install --quiet --upgrade pip; \
+	$(PIP) install --quiet --no-compile torch==2.13.0; \
+	$(PIP) install --quiet --no-compile -e ".[dev,ray,android,ios,browser]"; \
+	if [ -n "$$apt_pid" ]; then wait $$apt_pid || { echo "make setup: apt-get install chromium chromium-driver failed" >&2; exit 1; }; fi
 	touch $(STAMP)
 
 demo: setup
