@@ -34,7 +34,7 @@ def make_teacher(name: str):
         raise CLIError(f"--teacher llm: {e}") from None
 
 
-def sft_with_progress(preset, out: Path, teacher, seed: int, collect=None):
+def sft_with_progress(preset, out: Path, teacher, seed: int, collect=None, world: str = "phone"):
     from navrl.cli.progress import bar
     from navrl.experiments.pipeline import run_sft
     total = preset.sft.epochs * 10_000
@@ -42,7 +42,7 @@ def sft_with_progress(preset, out: Path, teacher, seed: int, collect=None):
         def prog(step: int, tot: int, loss: float) -> None:
             adv.set_total(tot)
             adv(1, f"loss {loss:.3f}")
-        return run_sft(preset, out, teacher, seed, prog, collect=collect)
+        return run_sft(preset, out, teacher, seed, prog, collect=collect, world=world)
 
 
 def suite_collector(suite, n_tasks: int, seed: int, batch: int):
@@ -106,7 +106,7 @@ def run(args) -> int:
         collect = suite_collector(suite, preset.sft.n_tasks, args.seed, args.batch)
     out = prepare_out_dir(args.out, overwrite=args.overwrite)
     try:
-        policy, res = sft_with_progress(preset, out, teacher, args.seed, collect)
+        policy, res = sft_with_progress(preset, out, teacher, args.seed, collect, world=suite.suite.world or "phone")
     except NoDemonstrations as e:
         raise CLIError(str(e)) from None
     print(f"SFT: {res.n_train} train / {res.n_heldout} held-out steps, held-out loss "

@@ -155,7 +155,7 @@ def make_trainer(args, preset, over: dict | None = None):
         if args.init:
             policy = load_policy(args.init)
         else:
-            policy, preset = _from_scratch(preset, over or {})
+            policy, preset = _from_scratch(preset, over or {}, _suite_world(args))
         parts = _parts(args, preset.train)
         try:
             prepare_out_dir(out, overwrite=args.overwrite, resumable=True)   # after every input is known good: --overwrite deletes
@@ -170,7 +170,13 @@ def make_trainer(args, preset, over: dict | None = None):
         raise CLIError(str(e)) from None
 
 
-def _from_scratch(preset, over: dict):
+def _suite_world(args) -> str:
+    """The world of ``--suite`` (whose vocabulary a fresh planner learns; the phone world's by default)."""
+    from navrl.cli.parts import parse_suite
+    return parse_suite(args).suite.world or "phone"
+
+
+def _from_scratch(preset, over: dict, world: str = "phone"):
     """No ``--init``: a fresh planner of the preset's kind, trained by RL alone (as the
     MiniWoB++ experiment's RL-only arm). PPO-ptx needs demonstrations an SFT stage would have
     made, so ``policy.sft_coef`` is 0 unless ``--set policy.sft_coef=...`` asks for it."""
@@ -179,7 +185,7 @@ def _from_scratch(preset, over: dict):
     from navrl.experiments.pipeline import build_policy
     if "policy.sft_coef" not in over:
         preset = replace(preset, train=preset.train.override({"policy.sft_coef": 0.0}))
-    policy = build_policy(preset, preset.train.run.seed)
+    policy = build_policy(preset, preset.train.run.seed, world)
     print(f"no --init: a fresh {preset.planner} planner ({policy.n_params():,} parameters) trained by RL "
           f"from scratch (PPO-ptx coefficient {preset.train.policy.sft_coef:g})")
     return policy, preset

@@ -193,7 +193,7 @@ def run_miniwob(cfg: MiniWoBConfig, out: str | Path, command: str = "", log=prin
     try:
         # BC: the scripted solutions' successful episodes, fresh instances of their own
         scripted = [t for t in cfg.tasks if t in (miniwob.expert_names() or ())]
-        bc = build_policy(preset, cfg.seed)
+        bc = build_policy(preset, cfg.seed, "web")
         demos: list = []
         if scripted and {"bc", "bc_rl"} & set(cfg.methods):     # RL only needs no demonstrations
             demo_tasks = miniwob.tasks(len(scripted) * cfg.bc_episodes_per_task, cfg.seed + 1,
@@ -250,7 +250,7 @@ def run_miniwob(cfg: MiniWoBConfig, out: str | Path, command: str = "", log=prin
         if "bc_rl" in cfg.methods:
             rl("bc_rl", load_policy(out / "bc" / "policy.pt"))
         if "rl" in cfg.methods:
-            rl("rl", build_policy(preset, cfg.seed))
+            rl("rl", build_policy(preset, cfg.seed, "web"))
     finally:
         farm.close()
     meta.update(minutes=(time.perf_counter() - t0) / 60, **prov, command=command,

@@ -23,23 +23,29 @@ def build_tiny_policy(preset: Preset, seed: int = 0) -> TinyPlanner:
     return TinyPlanner(tok, preset.tiny, seed=seed)
 
 
-def build_policy(preset: Preset, seed: int = 0) -> Policy:
-    """A fresh CPU planner of the preset's kind: the pointer planner or the tiny text LM."""
+def build_policy(preset: Preset, seed: int = 0, world: str = "phone") -> Policy:
+    """A fresh CPU planner of the preset's kind: the pointer planner (its vocabulary the
+    ``world``'s ``vocabulary`` hook: the phone world's UI words, the web world's adds MiniWoB++'s
+    goal words) or the tiny text LM."""
     if preset.planner == "pointer":
-        from navrl.agent.policy.pointer import PointerPlanner, phone_world_vocabulary
-        return PointerPlanner(phone_world_vocabulary(), preset.pointer, seed=seed)
+        from navrl.agent.policy.pointer import PointerPlanner
+        from navrl.tasks.registry import get_world
+        w = get_world(world)
+        # a world without a vocabulary of its own: the phone world's UI words
+        vocabulary = (w if "vocabulary" in w.hooks else get_world("phone")).hook("vocabulary")
+        return PointerPlanner(vocabulary(), preset.pointer, seed=seed)
     return build_tiny_policy(preset, seed)
 
 
 def run_sft(preset: Preset, out_dir: str | Path, teacher: Teacher | None = None, seed: int = 0,
-            progress=None, collect=None) -> tuple[Policy, SFTResult]:
+            progress=None, collect=None, world: str = "phone") -> tuple[Policy, SFTResult]:
     """Tokenizer, demonstrations, SFT; writes ``out_dir/sft.pt`` and ``sft.json``.
 
     ``collect(policy, teacher) -> demos`` replaces the phone world's demonstrations (e.g.
     MiniWoB++'s scripted solutions: ``navrl sft --suite miniwob``)."""
     torch.set_num_threads(preset.train.run.torch_threads)
     out = Path(out_dir)
-    policy = build_policy(preset, seed)
+    policy = build_policy(preset, seed, world)
     teacher = teacher or TemplateTeacher(compact=True)
     demos = (collect(policy, teacher) if collect is not None
              else collect_demonstrations(policy, preset.sft.n_tasks, teacher, seed=seed))

@@ -8,7 +8,9 @@ draws for RL). Importing this package registers the ``miniwob`` suite, the
 from navrl.tasks.registry import World, register_judges, register_suite, register_suite_family, register_world
 from navrl.worlds.web.suite import MiniWoBSuite, WebAppSuite, page_fields_judges, page_judges
 
-register_world(World("web", "MiniWoB++ and web apps in Chromium (the page judge)"))
+register_world(World("web", "MiniWoB++ and web apps in Chromium (the page judge)", hooks={
+    "vocabulary": "navrl.worlds.web.vocabulary:web_vocabulary",
+}))
 register_suite(MiniWoBSuite())
 register_suite_family("web", WebAppSuite, "web:PATH.yaml")
 register_judges("page", page_judges)
