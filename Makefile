@@ -21,6 +21,7 @@ $(STAMP): pyproject.toml setup.py src/_navrl_gymnasium.pth
 		echo "make setup: running as root on Debian without Chromium: apt-get install chromium chromium-driver (the browser device, MiniWoB++) beside pip; as a user this step is skipped"; \
 		( apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null ) & apt_pid=$$!; \
 	fi; \
+	echo "make setup: $(PYTHON) -m venv $(VENV); pip install torch==2.13.0 (CPU), then -e .[dev,ray,android,ios,browser]"; \
 	$(PYTHON) -m venv $(VENV); \
 	$(PIP) install --quiet --upgrade pip; \
 	$(PIP) install --quiet --no-compile torch==2.13.0; \
