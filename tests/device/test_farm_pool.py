@@ -223,9 +223,14 @@ def test_pool_exhausted_when_every_device_is_busy():
         with pytest.raises(PoolExhausted):
             pool.lease("t")
         assert 0.15 <= time.monotonic() - t0 < 1.0
-        threading.Timer(0.05, d.close).start()     # a release wakes a waiting lease
+    # a release wakes a waiting lease: the wait ends at the release, well before a long timeout
+    # (with the 0.2 s one above it failed at load ~15, the timer's release coming too late)
+    with DevicePool(be, PoolConfig(size=1, lease_timeout_s=10.0, call_timeout_s=1.0)) as pool:
+        d = pool.lease("t")
+        threading.Timer(0.05, d.close).start()
+        t1 = time.monotonic()
         d2 = pool.lease("t")
-        assert d2.slot == d.slot
+        assert d2.slot == d.slot and time.monotonic() - t1 < 5.0
 
 
 def test_lease_batch_hands_failed_devices_to_the_runner():
