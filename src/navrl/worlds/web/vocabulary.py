@@ -4,13 +4,13 @@ goals repeat.
 The pointer planner learns a weight only for vocabulary words; every other word of a goal or a
 screen is an *entity*, a placeholder numbered by first appearance (docs/design.md §3a), so that
 no weight memorises a name or an amount. With the phone world's vocabulary alone, MiniWoB++'s
-instruction words were entities too: "Drag the circle left" and "Drag the circle right" encoded
-alike (both directions the goal's second entity), and "the width is larger" / "the height is
-smaller" could not be told apart — the planner dragged every circle right. The words added here
-are those the goals of the installed ``miniwob`` package's task pages repeat: a word in at least
-5 of the goals of 16 seeds of every page, under at least 5 of the seeds (directions, sizes, shapes, colours,
-ordinals, the pages' own verbs), not the names, words and numbers a page draws from large pools
-per instance. ``miniwob_words.txt`` is generated from the pages by ``python -m
+instruction words were entities too: "the width is larger" and "the height is smaller" encoded
+alike (two placeholders), "left" was whatever placeholder its place gave it, and BC dragged every
+circle and every grip right. The words added here are those the goals of the installed
+``miniwob`` package's task pages repeat: a word in at least 5 of the goals read from 16 seeds of
+every page, under at least 5 of the seeds (directions, sizes, shapes, colours, ordinals, the
+pages' own verbs), not the names, words and numbers a page draws per instance seed.
+``miniwob_words.txt`` is generated from the pages by ``python -m
 navrl.worlds.web.vocabulary`` (it reads their goals in Chromium) and committed, so building a
 planner needs no browser.
 """
@@ -59,9 +59,8 @@ def _committed_words() -> tuple[str, ...]:
 
 
 def web_vocabulary(n_tasks: int = 160, seed: int = 0, min_count: int = 2) -> list[str]:
-    """The phone world's vocabulary (the same arguments) followed by the committed MiniWoB++ goal
-    words it lacks (a planner built on it reads the phone world as a phone-world planner does,
-    its embedding table longer)."""
+    """The phone world's vocabulary (the same arguments; its words keep their ids) followed by
+    the committed MiniWoB++ goal words it lacks."""
     from navrl.tasks.registry import get_world      # the phone world's hook: worlds do not import each other
     base = get_world("phone").hook("vocabulary")(n_tasks=n_tasks, seed=seed, min_count=min_count)
     have = set(base)
