@@ -809,6 +809,51 @@ def test_cloned_with_the_named_field_column_the_planner_types_what_the_fields_la
     assert with_column >= 14 and without <= 10 and with_column - without >= 6, (with_column, without)   # 16, 8
 
 
+
+def _table_page(keys, vals, fields, focus: str | None, goal: str) -> list[UINode]:
+    """read-table(-2)'s page: the instruction, a table of key / value rows, the fields, Submit."""
+    nodes = [UINode("q", "text", goal, (0, 0, W, 20))]
+    for i, (key, val) in enumerate(zip(keys, vals)):
+        nodes += [UINode(f"k{i}", "text", key, (6, 57 + 16 * i, 50, 68 + 16 * i)),
+                  UINode(f"v{i}", "text", val, (93, 57 + 16 * i, 130, 68 + 16 * i))]
+    y = 60 + 16 * len(keys)
+    for j, lab in enumerate(fields):
+        nodes.append(UINode(f"f{j}", "textfield", lab, (70, y + 15 * j, 158, y + 14 + 15 * j), actions=("tap",),
+                            focused=lab == focus))
+    nodes.append(UINode("s", "button", "Submit", (5, y + 45, 100, y + 75), actions=("tap",)))
+    return nodes
+
+
+def _keyed(pol: PointerPlanner, goal: str, nodes: list[UINode]) -> set[str]:
+    e = pol.state(_prompt(goal, nodes))
+    return {t for t, f in zip(e.cand_text, e.cand_feats) if f[F._COL_KEYED_VALUE]}
+
+
+def test_the_value_beside_the_key_the_focused_field_or_the_goal_names_is_flagged():
+    """read-table-2: the field labelled "Gender" gets the value in the row whose key is "Gender";
+    read-table: the goal names the key ("the value of Last name"); a field's own label wins over
+    the goal; nothing where nothing names a key, and never without ``type_on_screen``."""
+    keys = ["Gender", "First name", "Year of Birth", "Language", "Last name"]
+    vals = ["Female", "Avie", "1968", "Malay", "Villarreal"]
+    pol = _screen_typer(True)
+    g2 = "Enter the value that corresponds with each label into the form and submit when done."
+    for focus, want in (("Gender", "Female"), ("Last name", "Villarreal"), ("Year of Birth", "1968")):
+        assert _keyed(pol, g2, _table_page(keys, vals, ["Last name", "Gender", "Year of Birth"], focus, g2)) \
+            == {want}, focus
+    g1 = "Enter the value of Last name into the text field and press Submit."
+    assert _keyed(pol, g1, _table_page(keys, vals, ["text field"], "text field", g1)) == {"Villarreal"}
+    g3 = "Enter the value of Language into the text field and press Submit."
+    assert _keyed(pol, g3, _table_page(keys, vals, ["text field"], "text field", g3)) == {"Malay"}
+    assert _keyed(pol, g1, _table_page(keys, vals, ["Gender"], "Gender", g1)) == {"Female"}   # the field's label first
+    assert _keyed(pol, g2, _table_page(keys, vals, ["text field"], "text field", g2)) == set()
+    # the key the goal names is not on the page: nothing is flagged
+    assert _keyed(pol, g1, _table_page(keys[:4], vals[:4], ["text field"], "text field", g1)) == set()
+    assert not _planner().state(_prompt(g1, _table_page(keys, vals, ["text field"], "text field", g1))).cand_feats[
+        :, F._COL_KEYED_VALUE].any()
+    # appended with a zero weight: a new planner decides as it did before the column
+    assert F._COL_KEYED_VALUE == F.CAND_FEATS - 1
+    assert torch.count_nonzero(pol.model.cand_w[0].weight[:, F.K + F._COL_KEYED_VALUE]) == 0
+
 _COUNTRIES = ("Nicaragua", "Niger", "Nigeria", "Niue", "Tunisia", "Turkey", "Turkmenistan", "Tuvalu", "Guadeloupe",
               "Guatemala", "Guam", "Guernsey", "Guinea", "Guyana", "Malawi", "Malaysia", "Maldives", "Mali", "Malta",
               "Bahamas", "Bahrain", "Bangladesh", "Barbados", "Belarus", "Belgium", "Belize", "Benin", "Bermuda")

@@ -86,7 +86,7 @@ N_PLACEHOLDERS = 128
 NODE_FEATS = 41
 CTX_FEATS = 6
 GLOBAL_FEATS = 5
-CAND_FEATS = 19
+CAND_FEATS = 20
 HIST_FEATS = 3
 
 FEATURE_LAYOUT = {"node": NODE_FEATS, "ctx": CTX_FEATS, "global": GLOBAL_FEATS, "cand": CAND_FEATS, "hist": HIST_FEATS,
@@ -970,6 +970,8 @@ def _screen(goal: str, ans_texts: tuple, app: str, nodes: list, vocab: Vocab) ->
     cb = _join_cands(blocks)
     if vocab.type_on_screen and has_focus:     # a column of goal spans: zero elsewhere
         _named_by_field_column(gp, ctx_rows[0], cb, nodes[:MAX_NODES], goal)
+    if vocab.type_on_screen:                   # a column of a table's values: zero elsewhere
+        _keyed_value_column(cb, nodes[:MAX_NODES], goal)
     nf = np.asarray(node_feats, np.float32).reshape(-1, NODE_FEATS)
     ordinals = goal_ordinals(goal)
     if ordinals:
@@ -1157,7 +1159,7 @@ def _cand_feats(src: int, txt: str, ps: list[Piece], a: int, b: int, quoted: boo
     numeric = float(bool(re.fullmatch(r"[\d\s.,:$%-]+", txt)))
     return [float(src == 0), float(src == 1), float(src == 2), float(src == 3), float(src == 4), whole,
             float(quoted), min(n, 16) / 16.0, numeric, float(txt[:1] == "$"),
-            float(any(c.isalpha() for c in txt)), float(txt[-1:] in ".!?")] + boundary_features(ps, a, b) + [0.0, 0.0, 0.0]
+            float(any(c.isalpha() for c in txt)), float(txt[-1:] in ".!?")] + boundary_features(ps, a, b) + [0.0] * (CAND_FEATS - _COL_CASE)
 
 
 _COL_CASE = 16
@@ -1300,6 +1302,55 @@ def _named_by_field_column(gp: list[Piece], goal_rows: tuple[int, int, int], cb:
     for j, t in enumerate(cb.text):
         if t in named:
             cb.feats[j, _COL_NAMED_BY_FIELD] = 1.0
+
+
+_COL_KEYED_VALUE = 19
+"""A candidate column: the text is a table row's value whose key the focused field or the goal
+names (issue #28: read-table types "the value of Last name", read-table-2 fills the field labelled
+"Gender" with the value beside "Gender"). A row is the text nodes whose boxes overlap vertically;
+its key is the leftmost, its values the others. A key is named by the focused field's label (the
+whole label, case and spaces aside) or, failing that, by the goal (the key's words in order,
+bounded by non-letters). Every candidate typing a flagged value's whole text is flagged. With
+``type_on_screen`` only (the MiniWoB++ configs); appended with a zero weight
+(``CAND_COLUMNS_ADDED``)."""
+
+
+def _table_rows(nodes: list, goal: str) -> list[tuple[str, list[str]]]:
+    """(key, values) of each row of two or more text nodes, top to bottom; the instruction left out."""
+    texts = [n for n in nodes if str(n[0]) == "text" and str(n[1]).strip() not in ("", goal.strip())]
+    rows: list[list] = []
+    for n in sorted(texts, key=lambda n: (n[6][1], n[6][0])):
+        b = n[6]
+        for row in rows:
+            r = row[0][6]
+            if min(b[3], r[3]) - max(b[1], r[1]) > 0.5 * min(b[3] - b[1], r[3] - r[1]):
+                row.append(n)
+                break
+        else:
+            rows.append([n])
+    out = []
+    for row in rows:
+        if len(row) >= 2:
+            row.sort(key=lambda n: n[6][0])
+            out.append((str(row[0][1]), [str(n[1]) for n in row[1:]]))
+    return out
+
+
+def _keyed_value_column(cb: "_Cands", nodes: list, goal: str) -> None:
+    """Set :data:`_COL_KEYED_VALUE` of ``cb``'s candidates in place."""
+    rows = _table_rows(nodes, goal)
+    if not rows:
+        return
+    focused = next((norm(str(n[1])) for n in nodes if n[4]), None)
+    named = [vals for key, vals in rows if focused and norm(key) == focused]
+    if not named:
+        g = norm(goal)
+        named = [vals for key, vals in rows
+                 if norm(key) and re.search(r"(?<![a-z])" + re.escape(norm(key)) + r"(?![a-z])", g)]
+    flag = {v.strip() for vals in named for v in vals}
+    for j, t in enumerate(cb.text):
+        if t.strip() in flag:
+            cb.feats[j, _COL_KEYED_VALUE] = 1.0
 
 
 _CASE = re.compile(r"(?<![a-z])(upper|lower)[ -]?case(?![a-z])|(?<![a-z])(capital letters|all caps)(?![a-z])")

@@ -442,10 +442,11 @@ such a width loads with zero weights for the new columns, so it computes exactly
 before."""
 
 
-CAND_COLUMNS_ADDED = {16: 19, 17: 19, 18: 19}
+CAND_COLUMNS_ADDED = {16: 20, 17: 20, 18: 20, 19: 20}
 """Candidate-input widths of earlier layouts -> the width after the columns appended since (16 ->
 17: the case twin's flag; 17 -> 18: the computed value's flag; 18 -> 19: the goal span beside a
-word naming the focused field), for the first layer of ``cand_w`` (whose inputs end with them)."""
+word naming the focused field; 19 -> 20: a table row's value whose key the focused field or the
+goal names), for the first layer of ``cand_w`` (whose inputs end with them)."""
 
 _WIDENED = (("node", "node_in.weight", NODE_COLUMNS_ADDED, 0),
             ("cand", "cand_w.0.weight", CAND_COLUMNS_ADDED, len(KIND_ID)))
