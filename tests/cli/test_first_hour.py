@@ -44,6 +44,17 @@ def test_navrl_version_names_version_and_commit(tmp_path):
     assert HEX.match(m.group(2)) or m.group(2) == "unknown"
 
 
+def test_the_command_line_answers_without_importing_torch(tmp_path):
+    """`navrl --help`, `--version`, `--list-presets` and refused input never need torch (seconds
+    to import): the parser is built from the presets' configs, which live apart from the models."""
+    code = ("import sys; from navrl.cli.main import build_parser, main; build_parser()\n"
+            "rc = main(['train', '--out', sys.argv[1]])\n"
+            "print(rc, sorted(m for m in ('torch', 'matplotlib', 'transformers') if m in sys.modules))")
+    (tmp_path / "f").write_text("x")
+    r = subprocess.run([sys.executable, "-c", code, str(tmp_path / "f")], capture_output=True, text=True, timeout=300)
+    assert r.stdout.split("\n")[-2] == "2 []", (r.stdout, r.stderr)
+
+
 def test_commit_is_navrls_own_checkout_not_the_current_directorys(tmp_path, monkeypatch):
     from navrl.provenance import PACKAGE_DIR, git_commit
     other = tmp_path / "other-repo"

@@ -104,7 +104,7 @@ class MiniWoBConfig:
     """TrainConfig overrides for the RL runs, by section (``{rollout: {tasks_per_update: 16},
     advantage: {estimator: gigpo}}``) or dotted name (``rollout.max_steps: 12``)."""
     pointer: dict = field(default_factory=dict)
-    """Overrides of the preset's pointer-planner config (:class:`~navrl.agent.policy.pointer.model.PointerConfig`
+    """Overrides of the preset's pointer-planner config (:class:`~navrl.agent.policy.pointer.config.PointerConfig`
     fields, e.g. ``{type_on_screen: true}``) for every method's planner."""
 
     @staticmethod

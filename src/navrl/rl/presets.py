@@ -14,11 +14,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from navrl.agent.policy.pointer.model import PointerConfig
-from navrl.agent.policy.tiny import TinyConfig
+from navrl.agent.policy.pointer.config import PointerConfig
+from navrl.agent.policy.tiny_config import TinyConfig
 from navrl.rl.config import (AdvantageConfig, ConfigError, CriticConfig, DataConfig, ExplorationConfig, PolicyConfig,
                              RolloutConfig, RunConfig, TrainConfig)
-from navrl.rl.sft import SFTConfig
+from navrl.rl.sft_config import SFTConfig
 
 
 @dataclass(frozen=True)

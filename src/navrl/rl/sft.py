@@ -21,6 +21,7 @@ from navrl.agent.planner import ExpertPlanner, Planner, PlannerContext, PlannerO
 from navrl.agent.policy.base import Policy
 from navrl.judge.sets import make_judges
 from navrl.rollout.runner import EpisodeRunner
+from navrl.rl.sft_config import SFTConfig
 from navrl.tasks.registry import get_suite
 
 
@@ -127,42 +128,6 @@ def collect_demonstrations(policy: Policy, n_tasks: int, teacher: Teacher | None
         assert all(t.success for t in trajs), "the expert failed a clean demonstration task"
     won = {t.task.get("id") for t in trajs if t.valid and t.success}
     return [d for tid, d in rec.demos if tid in won]
-
-
-@dataclass
-class SFTConfig:
-    n_tasks: int = 400
-    """Demonstration episodes (clean single-app train tasks)."""
-    epochs: int = 4
-    """Passes over the demonstrations."""
-    lr: float = 2e-3
-    """Peak AdamW learning rate (cosine decay, short linear warm-up)."""
-    batch_size: int = 32
-    """Demonstration steps per optimiser step (batches are length-bucketed)."""
-    heldout_frac: float = 0.1
-    """Share of demonstration steps kept out of training to measure held-out loss."""
-    weight_decay: float = 0.01
-    """AdamW weight decay."""
-    seed: int = 0
-    """Seed of the task selection and the batch order."""
-    balance_kinds: float = 0.0
-    """Weight each demonstration step by (frequency of its Step kind)^-balance_kinds (mean weight
-    1): 0 is plain SFT; 0.5 lets rare decisions (asking the user: ~1.5% of steps) count without
-    drowning the common ones."""
-    augment: float = 0.0
-    """Share of demonstration steps shown in a randomised form each epoch (the policy's
-    ``augment_prompt``: for the pointer planner, distractor nodes and other screen geometry,
-    so that what it learns carries to another platform's chrome); 0 is plain SFT."""
-
-    def validate(self) -> "SFTConfig":
-        from navrl.rl.config import ConfigError
-        if self.n_tasks < 2 or self.epochs < 1 or self.batch_size < 1 or self.lr <= 0:
-            raise ConfigError(f"invalid SFT config {self}")
-        if not 0.0 <= self.augment <= 1.0:
-            raise ConfigError(f"augment must be in [0, 1], got {self.augment}")
-        if not 0.0 < self.heldout_frac < 1.0:
-            raise ConfigError(f"heldout_frac must be in (0, 1), got {self.heldout_frac}")
-        return self
 
 
 @dataclass

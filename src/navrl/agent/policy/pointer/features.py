@@ -318,7 +318,7 @@ class Vocab:
         node's prompt row): screens that differ share most of their nodes."""
         self.type_on_screen = False
         """On-screen spans can be typed, and a long node value whole (the planner's
-        :attr:`~navrl.agent.policy.pointer.model.PointerConfig.type_on_screen`)."""
+        :attr:`~navrl.agent.policy.pointer.config.PointerConfig.type_on_screen`)."""
 
     @property
     def size(self) -> int:
