@@ -63,12 +63,35 @@ def test_one_draw_follows_the_families_weights():
     assert w_half > 5 * w_solved
 
 
+def test_a_family_never_solved_keeps_the_largest_weight_for_its_first_visits():
+    """unsolved_visits 3: a family at 0% weighs 1/4 + floor for three visits (p (1 - p) + floor
+    after one would be 0.11 with four failures), then falls to p (1 - p) + floor; one success
+    ends the budget at once; 0 is the plain p (1 - p)."""
+    f, plain = FamilyLearnability(floor=0.02, unsolved_visits=3), FamilyLearnability(floor=0.02)
+    for g in (f, plain):
+        g.observe([("hard", False)] * 4 + [("lucky", False)] * 4)
+    assert f.weight("hard") == pytest.approx(0.27) and plain.weight("hard") == pytest.approx(0.1 * 0.9 + 0.02)
+    for _ in range(2):
+        f.observe([("hard", False)] * 4)
+    p = f.rate("hard")                                               # 0.5 / (1 + 4 + 2 + 1)
+    assert f.visits["hard"] == 3 and p == pytest.approx(0.5 / 8) and f.weight("hard") == pytest.approx(p * (1 - p) + 0.02)
+    f.observe([("lucky", True)] + [("lucky", False)] * 3)            # solved on its 2nd visit: p (1 - p)
+    assert "lucky" in f.solved and f.weight("lucky") == pytest.approx(f.rate("lucky") * (1 - f.rate("lucky")) + 0.02)
+    assert f.weight("never seen") == pytest.approx(0.27)
+    with pytest.raises(ValueError, match="unsolved_visits"):
+        FamilyLearnability(unsolved_visits=-1)
+
+
 def test_state_round_trips():
-    f = FamilyLearnability(decay=0.3, floor=0.1)
+    f = FamilyLearnability(decay=0.3, floor=0.1, unsolved_visits=4)
     f.observe([("a", True), ("b", False)])
-    g = FamilyLearnability(decay=0.3, floor=0.1)
+    g = FamilyLearnability(decay=0.3, floor=0.1, unsolved_visits=4)
     g.load(f.state())
-    assert g.counts == f.counts and g.weight("a") == f.weight("a")
+    assert g.counts == f.counts and g.visits == f.visits == {"a": 1, "b": 1} and g.solved == {"a"}
+    assert g.weight("a") == f.weight("a") and g.weight("b") == f.weight("b") == pytest.approx(0.35)
+    old = {k: v for k, v in f.state().items() if k in ("decay", "floor", "counts")}    # a checkpoint from before
+    g.load(old)
+    assert g.visits == {"a": 1, "b": 1} and g.solved == {"a"}
 
 
 def test_a_tasks_family_is_its_template():

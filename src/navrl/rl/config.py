@@ -406,6 +406,12 @@ class DataConfig:
     """With ``learnability_sampling``: each visit of a family multiplies its earlier success
     counts by this (the rate follows the moving policy)."""
 
+    learnability_unsolved_visits: int = 0
+    """With ``learnability_sampling``: a family no rollout has solved yet keeps the largest weight
+    (1/4 + floor) for its first N visits, then falls to p (1 - p) + floor: without it, p (1 - p)
+    starves the families RL has to discover (``navrl.rl.learnability``). 0: off. Not yet
+    measured against uniform draws (docs/results/exploration.md §21)."""
+
     multi_app_share: float = 0.0
     """Share of each update's fresh task groups (or of the ``task_pool``) drawn from tasks that use more than one app
     (``navrl.rl.sampling.draw_with_share``; the source's distribution within each kind). The
@@ -652,6 +658,7 @@ class TrainConfig:
             "curriculum_window": 1,
             "dynamic_sampling": 0,
             "learnability_sampling": 0,
+            "learnability_unsolved_visits": 0,
         }
         for name, low in ints_min.items():
             value = v[name]

@@ -20,6 +20,13 @@ earlier ones decayed by ``decay`` (so the rate follows the moving policy). An un
 has p = 1/2, the largest weight: the first updates visit every family. The floor keeps solved
 and hopeless families drawn now and then — the shared policy can unlearn the one and start to
 reach the other. Pure bookkeeping over (family, success) pairs; the trainer draws and observes.
+
+A family no rollout has solved yet looks hopeless after a few visits (p -> 0), and p (1 - p)
+starves exactly the families RL has to discover on its own (measured: a MiniWoB++ page uniform
+draws taught 0 -> 80% stayed at 0, docs/results/exploration.md §21). ``unsolved_visits`` N keeps
+such a family at the largest weight, 1/4 + floor, for its first N visits (optimism in the face of
+uncertainty, as a bandit's exploration bonus; prioritised level replay keeps a staleness share for
+the same reason): after N visits without one success it falls to p (1 - p) + floor.
 """
 from __future__ import annotations
 
@@ -45,14 +52,22 @@ class FamilyLearnability:
     """Each visit multiplies a family's earlier counts by this before adding the new ones."""
     floor: float = 0.02
     """Added to every family's weight p (1 - p) (at most 0.25)."""
+    unsolved_visits: int = 0
+    """A family never solved keeps the largest weight (1/4 + floor) for this many visits; 0: off."""
     counts: dict[str, list[float]] = field(default_factory=dict)
     """family -> [successes, valid rollouts], decayed."""
+    visits: dict[str, int] = field(default_factory=dict)
+    """family -> collections it was observed in."""
+    solved: set[str] = field(default_factory=set)
+    """Families with at least one successful rollout so far."""
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.decay <= 1.0:
             raise ValueError(f"decay must be in [0, 1], got {self.decay}")
         if self.floor < 0.0:
             raise ValueError(f"floor must be >= 0, got {self.floor}")
+        if self.unsolved_visits < 0:
+            raise ValueError(f"unsolved_visits must be >= 0, got {self.unsolved_visits}")
 
     def rate(self, family: str) -> float:
         """The family's success rate estimate, (s + 1/2) / (n + 1): 1/2 before any visit."""
@@ -60,7 +75,10 @@ class FamilyLearnability:
         return (s + 0.5) / (n + 1.0)
 
     def weight(self, family: str) -> float:
-        """p (1 - p) + floor."""
+        """p (1 - p) + floor; 1/4 + floor for a family never solved in its first
+        ``unsolved_visits`` visits."""
+        if family not in self.solved and self.visits.get(family, 0) < self.unsolved_visits:
+            return 0.25 + self.floor
         p = self.rate(family)
         return p * (1.0 - p) + self.floor
 
@@ -74,6 +92,9 @@ class FamilyLearnability:
         for fam, (s, n) in new.items():
             old = self.counts.get(fam, [0.0, 0.0])
             self.counts[fam] = [self.decay * old[0] + s, self.decay * old[1] + n]
+            self.visits[fam] = self.visits.get(fam, 0) + 1
+            if s:
+                self.solved.add(fam)
 
     def select(self, candidates: Sequence, k: int, rng,
                family: Callable[[object], str] = task_family) -> list:
@@ -94,7 +115,13 @@ class FamilyLearnability:
                 "learnability/top": {f: round(self.rate(f), 3) for f in fams[:top]}}
 
     def state(self) -> dict:
-        return {"decay": self.decay, "floor": self.floor, "counts": {f: list(c) for f, c in self.counts.items()}}
+        return {"decay": self.decay, "floor": self.floor, "unsolved_visits": self.unsolved_visits,
+                "counts": {f: list(c) for f, c in self.counts.items()}, "visits": dict(self.visits),
+                "solved": sorted(self.solved)}
 
     def load(self, st: dict) -> None:
         self.counts = {f: [float(c[0]), float(c[1])] for f, c in st["counts"].items()}
+        # (a checkpoint from before the budget: every family counts as visited once, solved if it
+        # has a success in its decayed counts)
+        self.visits = {f: int(v) for f, v in st.get("visits", {f: 1 for f in self.counts}).items()}
+        self.solved = set(st.get("solved", [f for f, c in self.counts.items() if c[0] > 0]))

@@ -145,7 +145,8 @@ class Trainer:
         self.masked_total = 0
         self._pool: list | None = None   # cfg.data.task_pool's fixed tasks, drawn on first use
         # data.learnability_sampling: each family's recent success rate, the draw weighted by p (1 - p)
-        self.learnability = FamilyLearnability(cfg.data.learnability_decay, cfg.data.learnability_floor) \
+        self.learnability = FamilyLearnability(cfg.data.learnability_decay, cfg.data.learnability_floor,
+                                              cfg.data.learnability_unsolved_visits) \
             if cfg.data.learnability_sampling else None
         self.replay = PoolReplay(cfg.data.task_pool, temperature=cfg.data.pool_replay) \
             if cfg.data.task_pool > 0 and cfg.data.pool_replay > 0 else None
