@@ -72,6 +72,26 @@ def test_the_evaluation_seed_block_is_configurable_and_printed():
     assert {t.seed for t in suite.tasks(4, 3, opts)}.isdisjoint(t.seed for t in suite.tasks(4, 7, opts))
 
 
+def test_a_run_stopped_after_a_method_keeps_its_tables_marked_partial(tmp_path):
+    """``run_miniwob`` writes its outputs after each method: a run stopped in RL keeps BC's rows and
+    per-instance outcomes (another run compares paired to them), the table says what is missing."""
+    from navrl.experiments.miniwob import write_outputs
+    cfg = MiniWoBConfig(tasks=["click-test", "focus-text"], methods=["bc", "bc_rl", "rl"])
+    rows = [{"method": "bc", "task": t, "n": 2, "successes": k, "success": k / 2, "ci_low": 0.1, "ci_high": 0.9,
+             "masked": 0, "mean_length": 1.0} for t, k in (("click-test", 2), ("focus-text", 1))]
+    outcomes = {("bc", "click-test"): {"a": True, "b": True}, ("bc", "focus-text"): {"c": True, "d": False}}
+    write_outputs(cfg, rows, outcomes, {"throughput": {}, "pending": ["bc_rl", "rl"]}, tmp_path)
+    md = (tmp_path / "results.md").read_text()
+    assert "- **partial**: written after BC only; not measured (the run stopped or is still running): " \
+           "BC + RL, RL only" in md
+    assert "| click-test | 100 [10-90] | - | - |" in md and "| **mean** | **75.0** | - | - |" in md
+    res = json.loads((tmp_path / "results.json").read_text())
+    assert res["outcomes"]["bc"] == {"click-test": {"a": True, "b": True}, "focus-text": {"c": True, "d": False}}
+    assert res["outcomes"]["rl"] == {} and res["pending"] == ["bc_rl", "rl"] and res["comparisons"] == []
+    write_outputs(cfg, rows, outcomes, {"throughput": {}, "pending": []}, tmp_path)     # complete: no such line
+    assert "partial" not in (tmp_path / "results.md").read_text()
+
+
 def test_anchor_table_reads_empty_cells_as_missing(tmp_path):
     f = tmp_path / "a.csv"
     f.write_text("task,wge,ccnet_bc\nclick-test,1.0,\nenter-text,,0.5\n")

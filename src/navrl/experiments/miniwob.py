@@ -244,18 +244,29 @@ def run_miniwob(cfg: MiniWoBConfig, out: str | Path, command: str = "", log=prin
                 "browser_cpu_s": None if browser0 is None or browser1 is None else max(0.0, browser1 - browser0)}
             evaluate_all(method, tr.policy)
 
+        def outputs(done: list[str]) -> None:
+            """The tables of the methods measured so far: a run stopped in a later method (the
+            all-task run takes ~1.5 h) keeps what it measured, marked partial."""
+            meta.update(minutes=(time.perf_counter() - t0) / 60, **prov, command=command,
+                        config=dict(cfg.__dict__), pending=[m for m in cfg.methods if m not in done])
+            write_outputs(cfg, rows, outcomes, meta, out)
+
+        done: list[str] = []
         if "bc" in cfg.methods:
             log("BC only")
             evaluate_all("bc", load_policy(out / "bc" / "policy.pt"))
+            done.append("bc")
+            outputs(done)
         if "bc_rl" in cfg.methods:
             rl("bc_rl", load_policy(out / "bc" / "policy.pt"))
+            done.append("bc_rl")
+            outputs(done)
         if "rl" in cfg.methods:
             rl("rl", build_policy(preset, cfg.seed, "web"))
+            done.append("rl")
     finally:
         farm.close()
-    meta.update(minutes=(time.perf_counter() - t0) / 60, **prov, command=command,
-                config=dict(cfg.__dict__))
-    write_outputs(cfg, rows, outcomes, meta, out)
+    outputs(done)
     return out / "results.md"
 
 
@@ -334,6 +345,9 @@ def results_markdown(cfg: MiniWoBConfig, rows: list[dict], comps: list[dict], me
              f"{cfg.bc_episodes_per_task} scripted episodes per scripted task; {cfg.updates} RL updates; "
              f"{cfg.eval_episodes} fresh instances per task and method (seed block {cfg.eval_seed}); screen `{cfg.phone}`; "
              f"{cfg.pages} browser pages; {meta.get('minutes', 0):.0f} min",
+             *([f"- **partial**: written after {', '.join(LABELS[m] for m in cfg.methods if m not in meta['pending'])}; "
+                f"not measured (the run stopped or is still running): {', '.join(LABELS[m] for m in meta['pending'])}"]
+               if meta.get("pending") else []),
              f"- judges `{cfg.judge}`; RL overrides {json.dumps(cfg.train, sort_keys=True) if cfg.train else 'none'}; "
              f"planner overrides {json.dumps(cfg.pointer, sort_keys=True) if cfg.pointer else 'none'}", "",
              "Success in % with the 95% Wilson interval; anchors are the papers' published per-task success "
@@ -395,7 +409,8 @@ def _curves(cfg: MiniWoBConfig, out: Path) -> None:
     ax.set_xlabel("update")
     ax.set_ylabel("training success (%)")
     ax.grid(alpha=0.3)
-    ax.legend()
+    if ax.get_lines():
+        ax.legend()
     fig.tight_layout()
     b = io.BytesIO()
     fig.savefig(b, format="png", dpi=100)
