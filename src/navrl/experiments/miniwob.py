@@ -246,7 +246,7 @@ def run_miniwob(cfg: MiniWoBConfig, out: str | Path, command: str = "", log=prin
 
         def outputs(done: list[str]) -> None:
             """The tables of the methods measured so far: a run stopped in a later method (the
-            all-task run takes ~1.5 h) keeps what it measured, marked partial."""
+            all-task run takes ~2.5 h) keeps what it measured, marked partial."""
             meta.update(minutes=(time.perf_counter() - t0) / 60, **prov, command=command,
                         config=dict(cfg.__dict__), pending=[m for m in cfg.methods if m not in done])
             write_outputs(cfg, rows, outcomes, meta, out)
