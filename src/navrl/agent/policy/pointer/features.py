@@ -671,6 +671,11 @@ is a property of the number beside them, not a match of words; issue #28, compos
 _INT = re.compile(r"^[-−]?\d{1,9}$")
 
 
+def _v_overlap(a, b) -> float:
+    """How far two boxes (x0, y0, x1, y1) overlap vertically (<= 0: not at all): a row's test."""
+    return min(a[3], b[3]) - max(a[1], b[1])
+
+
 def _parity_column(nodes: list, nf: np.ndarray) -> None:
     """Fill :data:`_COL_PARITY` of ``nf`` (rows: ``nodes``)."""
     says = {i: norm(str(n[1])) for i, n in enumerate(nodes) if norm(str(n[1])) in ("odd", "even")}
@@ -680,7 +685,7 @@ def _parity_column(nodes: list, nf: np.ndarray) -> None:
     for i, word in says.items():
         b = nodes[i][6]
         for v, nb in nums:
-            if nb[1] < b[3] and b[1] < nb[3] and (v % 2 == 1) == (word == "odd"):
+            if _v_overlap(nb, b) > 0 and (v % 2 == 1) == (word == "odd"):
                 nf[i, _COL_PARITY] = 1.0
                 break
 
@@ -1323,7 +1328,7 @@ def _table_rows(nodes: list, goal: str) -> list[tuple[str, list[str]]]:
         b = n[6]
         for row in rows:
             r = row[0][6]
-            if min(b[3], r[3]) - max(b[1], r[1]) > 0.5 * min(b[3] - b[1], r[3] - r[1]):
+            if _v_overlap(b, r) > 0.5 * min(b[3] - b[1], r[3] - r[1]):
                 row.append(n)
                 break
         else:
