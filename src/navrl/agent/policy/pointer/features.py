@@ -14,6 +14,7 @@ ids" — and renders as the Step line of docs/design.md §3.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import operator
 import re
@@ -83,7 +84,7 @@ MAX_SPAN_CTX = 16     # pieces per goal/answer span
 MAX_SPAN_SCREEN = 8   # pieces per on-screen span
 N_PLACEHOLDERS = 128
 
-NODE_FEATS = 41
+NODE_FEATS = 44
 CTX_FEATS = 6
 GLOBAL_FEATS = 5
 CAND_FEATS = 20
@@ -770,6 +771,114 @@ def _hidden_columns(goal: str, nodes: list, nf: np.ndarray) -> None:
             nf[i, _COL_HIDDEN_BELOW if toward == "below" else _COL_HIDDEN_ABOVE] = 1.0
 
 
+_COL_GRID_POINT = 41
+"""The goal gives a point as "(x,y)" and the node is the one that takes a tap nearest to where the
+column of an on-screen label reading x crosses the row of a label reading y (grid-coordinate: the
+axes' numbers name a 5 x 5 grid of points; which point is "(2,1)" is a lookup across two axes, as
+a table cell is found by its row and column headers, which attention over word pieces does not
+make; issue #28). A label may serve both axes ("0" at the origin). With ``type_on_screen`` only
+(the MiniWoB++ configs)."""
+_POINT = re.compile(r"\(\s*([-−]?\d+)\s*,\s*([-−]?\d+)\s*\)")
+
+
+def _centre(box) -> tuple[float, float]:
+    return (box[0] + box[2]) / 2.0, (box[1] + box[3]) / 2.0
+
+
+def _grid_point_column(goal: str, nodes: list, nf: np.ndarray) -> None:
+    """Fill :data:`_COL_GRID_POINT` of ``nf`` (rows: ``nodes``)."""
+    m = _POINT.search(goal)
+    if m is None:
+        return
+    want = [m.group(k).replace("−", "-") for k in (1, 2)]
+    marks = [[_centre(n[6]) for n in nodes if not n[5] and str(n[1]).strip().replace("−", "-") == w] for w in want]
+    taps = [i for i, n in enumerate(nodes) if "t" in str(n[5])]
+    if not marks[0] or not marks[1] or not taps:
+        return
+    def off(i: int) -> float:     # how far node i is from the crossing of an x mark's column and a y mark's row
+        cx, cy = _centre(nodes[i][6])
+        return min(abs(cx - ax) for ax, _ in marks[0]) + min(abs(cy - by) for _, by in marks[1])
+    best = min(taps, key=off)
+    nf[best, _COL_GRID_POINT] = 1.0
+
+
+_COL_FITS_DESCRIPTION, _COL_COUNT_ANSWER = 42, 43
+"""Drawn things (an ``image`` labelled "large red circle", a letter or digit drawn as text whose
+description is its size and colour, "small blue"): :data:`_COL_FITS_DESCRIPTION` flags those that
+fit the goal's description of one ("Click on a small green item", "Drag all circles into the black
+box", "How many large yellow items are there?": size, colour, then a kind, a shape, a character or
+"item"; plurals and MiniWoB's colour and shape synonyms read as the tree names them);
+:data:`_COL_COUNT_ANSWER` flags the button whose label is how many fit, where the goal asks "how
+many" (click-shape, drag-shapes, count-shape: whether a drawn thing fits three words and how many
+do is a conjunction and a count, which attention over word pieces does not make; issue #28). With
+``type_on_screen`` only (the MiniWoB++ configs)."""
+_DESCRIBED = (re.compile(r"\bhow many (.+?) (?:are|is) there\b"), re.compile(r"\bclick on an? (.+?)\.?$"),
+              re.compile(r"\bdrag all (.+?) into\b"))
+_SIZES = ("small", "large")
+_SAME_COLOUR = {"aqua": "cyan", "fuchsia": "magenta", "gray": "grey"}
+_SAME_KIND = {"square": "rectangle"}
+_KIND_WORDS = {"letter": "letter", "digit": "digit", "number": "digit", "item": "item", "shape": "shape"}
+
+
+def _singular(word: str) -> str:
+    return word[:-1] if len(word) > 1 and word.endswith("s") and not word.endswith("ss") else word
+
+
+def _drawn(n: list) -> tuple[str, str, str, str] | None:
+    """(size, colour, type, what) of a drawn thing's node row, None for another node."""
+    lab, desc = str(n[1]).strip(), str(n[7]) if len(n) > 7 and n[7] else ""
+    if n[0] == "image" and desc == "shape" and lab:
+        w = lab.lower().split()
+        size = w[0] if w[0] in _SIZES else ""
+        return size, " ".join(w[1 if size else 0:-1]), "shape", _SAME_KIND.get(w[-1], w[-1])
+    if n[0] == "text" and desc and len(lab) == 1 and lab.isalnum():
+        w = desc.lower().split()
+        size = w[0] if w and w[0] in _SIZES else ""
+        return size, " ".join(w[1 if size else 0:]), "digit" if lab.isdigit() else "letter", lab
+    return None
+
+
+def _fits(thing: tuple[str, str, str, str], words: list[str]) -> bool:
+    size, colour, typ, what = thing
+    words = list(words)
+    if words and words[0].lower() in _SIZES:
+        if size != words.pop(0).lower():
+            return False
+    if len(words) > 1:
+        if colour != _SAME_COLOUR.get(words[0].lower(), words[0].lower()):
+            return False
+        words = words[1:]
+    if len(words) != 1:
+        return False
+    w = words[0] if len(words[0]) == 1 else _singular(words[0].lower())   # a drawn character keeps its case
+    if len(w) == 1:
+        return w == what
+    w = _SAME_KIND.get(w, w)
+    kind = _KIND_WORDS.get(w)
+    return kind == "item" or kind == typ or w == what
+
+
+def _drawn_things_columns(goal: str, nodes: list, nf: np.ndarray) -> None:
+    """Fill :data:`_COL_FITS_DESCRIPTION` and :data:`_COL_COUNT_ANSWER` of ``nf`` (rows: ``nodes``)."""
+    g = goal.strip()
+    m = next((m for rx in _DESCRIBED if (m := rx.search(g.lower()))), None)
+    if m is None:
+        return
+    things = [(i, t) for i, n in enumerate(nodes) if n[5] and (t := _drawn(n)) is not None]   # not a drop box
+    if not things:
+        return
+    words = g[m.start(1):m.end(1)].split()            # the goal's own case: "Ks" is not "ks"
+    if len(words[-1]) == 2 and words[-1][1] == "s" and words[-1][0].isalnum():
+        words[-1] = words[-1][0]                       # "Ks", "7s": a drawn character, plural
+    fit = [i for i, t in things if _fits(t, words)]
+    nf[fit, _COL_FITS_DESCRIPTION] = 1.0
+    if m.re is _DESCRIBED[0]:
+        count = str(len(fit))
+        for i, n in enumerate(nodes):
+            if n[0] == "button" and str(n[1]).strip() == count:
+                nf[i, _COL_COUNT_ANSWER] = 1.0
+
+
 @lru_cache(maxsize=20_000)
 def goal_quotes(goal: str) -> tuple[str, ...]:
     """The goal's quoted texts, lower-cased."""
@@ -869,13 +978,38 @@ def goal_ordinals(goal: str) -> tuple[int, ...]:
     return tuple(int(m.group(1)) if m.group(1) else _ORDINAL_WORDS[m.group(2)] for m in _ORDINAL.finditer(goal.lower()))
 
 
-def _ordinal_rows(ordinals: tuple[int, ...], roles: list[int]) -> list[int]:
-    """The nodes that are the k-th (or the last, k = -1) of their role for some k of ``ordinals``."""
+_ROLE_OF_WORD = {w: role for role, words in _TYPE_WORDS.items() for w in words}
+
+
+@lru_cache(maxsize=20_000)
+def goal_ordinal_roles(goal: str) -> tuple[str | None, ...]:
+    """For each of :func:`goal_ordinals`, the role its next two words name ("the 3rd radio button"
+    -> "radio", "the 2nd textbox" -> "textfield", :data:`_TYPE_WORDS`), None where they name none
+    ("the second word")."""
+    g = goal.lower()
+    out = []
+    for m in _ORDINAL.finditer(g):
+        after = re.findall(r"[a-z]+", g[m.end():])[:2]
+        out.append(next((_ROLE_OF_WORD[w] for w in after if w in _ROLE_OF_WORD), None))
+    return tuple(out)
+
+
+def _ordinal_rows(ordinals: tuple[int, ...], roles: list[int], named: tuple[str | None, ...] = ()) -> list[int]:
+    """The nodes that are the k-th (or the last, k = -1) of their role for some k of ``ordinals``;
+    of the role ``named`` gives for it where it gives one (a goal that says "the 1st radio button
+    and the 2nd textbox" flags the first radio button and the second text field, not the second
+    radio button: form-sequence-2, issue #28)."""
     by_role: dict[int, list[int]] = {}
     for i, r in enumerate(roles):
         by_role.setdefault(r, []).append(i)
-    return sorted({same[k - 1 if k > 0 else k] for k in ordinals for same in by_role.values()
-                   if k != 0 and (k <= len(same) if k > 0 else True)})
+    out = set()
+    for k, role in itertools.zip_longest(ordinals, named[:len(ordinals)]):
+        if k == 0:
+            continue
+        for r, same in by_role.items():
+            if (role is None or ROLES[r] == role) and (k <= len(same) if k > 0 else True):
+                out.add(same[k - 1 if k > 0 else k])
+    return sorted(out)
 
 
 def _screen(goal: str, ans_texts: tuple, app: str, nodes: list, vocab: Vocab) -> _Screen:
@@ -947,7 +1081,7 @@ def _screen(goal: str, ans_texts: tuple, app: str, nodes: list, vocab: Vocab) ->
             label_rows.setdefault(lab_n, []).append(i)
         node_feats.append(f + (0.0, 0.0, min(i, 95) / 95.0, float(app_l == lab_n), 0.0, 0.0,
                                _names_type(goal_words, str(role), str(more[0]) if more else ""), 0.0,
-                               0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0))
+                               0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0))
         match_ctx.extend((i, c) for c in cols)
         node_accept.append(acc)
         # on-screen text pieces and their candidate spans (answers are read off the screen)
@@ -980,7 +1114,7 @@ def _screen(goal: str, ans_texts: tuple, app: str, nodes: list, vocab: Vocab) ->
     nf = np.asarray(node_feats, np.float32).reshape(-1, NODE_FEATS)
     ordinals = goal_ordinals(goal)
     if ordinals:
-        nf[_ordinal_rows(ordinals, node_role), _COL_ORDINAL] = 1.0
+        nf[_ordinal_rows(ordinals, node_role, goal_ordinal_roles(goal)), _COL_ORDINAL] = 1.0
     if DATE_COLUMNS and any(c.isdigit() for c in goal):     # (a date has digits)
         _date_columns(goal, [str(n[1]) for n in nodes[:MAX_NODES]], nf)
     if vocab.type_on_screen:                   # the MiniWoB++ pages' node columns
@@ -989,6 +1123,8 @@ def _screen(goal: str, ans_texts: tuple, app: str, nodes: list, vocab: Vocab) ->
         _parity_column(shown, nf)
         _ends_quoted_column(goal, shown, nf)
         _extreme_column(goal, shown, nf)
+        _grid_point_column(goal, shown, nf)
+        _drawn_things_columns(goal, shown, nf)
     _hidden_columns(goal, nodes[:MAX_NODES], nf)
     accept = np.asarray(node_accept, bool).reshape(-1, K)
     kind_mask = np.ones(K, bool)

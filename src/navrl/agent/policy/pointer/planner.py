@@ -430,14 +430,16 @@ again in the update, a demonstration in every PPO-ptx minibatch. Unbounded by by
 states of the phone world took ~3 GB per planner (docs/results/exploration.md §20)."""
 
 
-NODE_COLUMNS_ADDED = {27: 41, 28: 41, 29: 41, 30: 41, 31: 41, 35: 41, 36: 41, 37: 41, 38: 41, 39: 41}
+NODE_COLUMNS_ADDED = {27: 44, 28: 44, 29: 44, 30: 44, 31: 44, 35: 44, 36: 44, 37: 44, 38: 44, 39: 44, 41: 44}
 """Node-input widths of earlier layouts -> the width after the columns appended since (27 -> 28:
 the used-app column; 28 -> 29: the ordinal column; 29 -> 30: the widget-type column; 30 -> 31:
 the remembered row the goal picks out; 31 -> 35: the goal date's day and month, the pager control
 toward its month, a heading of another month; 35 -> 36: the label ends with a quoted text of
 the goal; 36 -> 37: the node is in the section of a text the goal names; 37 -> 38: "Odd" / "Even"
 as the number in its row is; 38 -> 39: the extreme of a quantity the goal asks for; 39 -> 41: a
-scrolling node hides content below / above, toward the end the goal names). A planner saved with
+scrolling node hides content below / above, toward the end the goal names; 41 -> 44: the grid
+point the goal's "(x,y)" names, a drawn thing that fits the goal's description, the button of how
+many fit). A planner saved with
 such a width loads with zero weights for the new columns, so it computes exactly what it computed
 before."""
 
