@@ -84,7 +84,7 @@ MAX_SPAN_CTX = 16     # pieces per goal/answer span
 MAX_SPAN_SCREEN = 8   # pieces per on-screen span
 N_PLACEHOLDERS = 128
 
-NODE_FEATS = 44
+NODE_FEATS = 46
 CTX_FEATS = 6
 GLOBAL_FEATS = 5
 CAND_FEATS = 20
@@ -879,6 +879,60 @@ def _drawn_things_columns(goal: str, nodes: list, nf: np.ndarray) -> None:
                 nf[i, _COL_COUNT_ANSWER] = 1.0
 
 
+_COL_NAMES_DRAWN = 44
+"""The node is a button whose label names what a drawn thing on the screen is: its shape
+("Circle", "Rectangle" for MiniWoB's square), "Letter" or "Number" for a drawn character
+(identify-shape: "Click the button that best describes the figure below"; a digit is a "Number",
+which no word of the screen says; issue #28). With ``type_on_screen`` only (the MiniWoB++ configs)."""
+_CATEGORY = {"digit": ("number", "digit"), "letter": ("letter",), "shape": ("shape",)}
+
+
+def _names_drawn_column(nodes: list, nf: np.ndarray) -> None:
+    """Fill :data:`_COL_NAMES_DRAWN` of ``nf`` (rows: ``nodes``)."""
+    names: set[str] = set()
+    for n in nodes:
+        t = _drawn(n)
+        if t is not None:
+            names.update(_CATEGORY[t[2]])
+            if t[2] == "shape":
+                names.add(t[3])
+    if not names:
+        return
+    for i, n in enumerate(nodes):
+        if n[0] == "button" and _SAME_KIND.get(w := str(n[1]).strip().lower(), w) in names:
+            nf[i, _COL_NAMES_DRAWN] = 1.0
+
+
+_COL_MEETS_CONDITION = 45
+"""The node's label is a whole number that meets the goal's condition on a number ("a number less
+than 5", "greater than 4", "an even number", "an odd number"): generate-number asks to press
+Generate until the shown number meets it, then Submit; whether 7 is less than 5 is a comparison of
+numbers, which attention over word pieces does not make (issue #28). With ``type_on_screen`` only
+(the MiniWoB++ configs)."""
+_CONDITION = re.compile(r"\bnumbers? (?:that is |which is )?(less|greater|smaller|larger|more) than ([-−]?\d+)")
+_PARITY_GOAL = re.compile(r"\ban? (odd|even) number\b")
+
+
+def _meets_condition_column(goal: str, nodes: list, nf: np.ndarray) -> None:
+    """Fill :data:`_COL_MEETS_CONDITION` of ``nf`` (rows: ``nodes``)."""
+    g = goal.lower()
+    m, p = _CONDITION.search(g), _PARITY_GOAL.search(g)
+    if m is None and p is None:
+        return
+    for i, n in enumerate(nodes):
+        lab = str(n[1]).strip().replace("−", "-")
+        if not _INT.match(lab):
+            continue
+        v = int(lab)
+        if m is not None:
+            bound = int(m.group(2).replace("−", "-"))
+            ok = v < bound if m.group(1) in ("less", "smaller") else v > bound
+        else:
+            ok = (v % 2 == 1) == (p.group(1) == "odd")
+        if ok:
+            nf[i, _COL_MEETS_CONDITION] = 1.0
+
+
 @lru_cache(maxsize=20_000)
 def goal_quotes(goal: str) -> tuple[str, ...]:
     """The goal's quoted texts, lower-cased."""
@@ -1081,7 +1135,7 @@ def _screen(goal: str, ans_texts: tuple, app: str, nodes: list, vocab: Vocab) ->
             label_rows.setdefault(lab_n, []).append(i)
         node_feats.append(f + (0.0, 0.0, min(i, 95) / 95.0, float(app_l == lab_n), 0.0, 0.0,
                                _names_type(goal_words, str(role), str(more[0]) if more else ""), 0.0,
-                               0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0))
+                               0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0))
         match_ctx.extend((i, c) for c in cols)
         node_accept.append(acc)
         # on-screen text pieces and their candidate spans (answers are read off the screen)
@@ -1125,6 +1179,8 @@ def _screen(goal: str, ans_texts: tuple, app: str, nodes: list, vocab: Vocab) ->
         _extreme_column(goal, shown, nf)
         _grid_point_column(goal, shown, nf)
         _drawn_things_columns(goal, shown, nf)
+        _names_drawn_column(shown, nf)
+        _meets_condition_column(goal, shown, nf)
     _hidden_columns(goal, nodes[:MAX_NODES], nf)
     accept = np.asarray(node_accept, bool).reshape(-1, K)
     kind_mask = np.ones(K, bool)

@@ -430,7 +430,7 @@ again in the update, a demonstration in every PPO-ptx minibatch. Unbounded by by
 states of the phone world took ~3 GB per planner (docs/results/exploration.md §20)."""
 
 
-NODE_COLUMNS_ADDED = {27: 44, 28: 44, 29: 44, 30: 44, 31: 44, 35: 44, 36: 44, 37: 44, 38: 44, 39: 44, 41: 44}
+NODE_COLUMNS_ADDED = {27: 46, 28: 46, 29: 46, 30: 46, 31: 46, 35: 46, 36: 46, 37: 46, 38: 46, 39: 46, 41: 46, 44: 46}
 """Node-input widths of earlier layouts -> the width after the columns appended since (27 -> 28:
 the used-app column; 28 -> 29: the ordinal column; 29 -> 30: the widget-type column; 30 -> 31:
 the remembered row the goal picks out; 31 -> 35: the goal date's day and month, the pager control
@@ -439,7 +439,8 @@ the goal; 36 -> 37: the node is in the section of a text the goal names; 37 -> 3
 as the number in its row is; 38 -> 39: the extreme of a quantity the goal asks for; 39 -> 41: a
 scrolling node hides content below / above, toward the end the goal names; 41 -> 44: the grid
 point the goal's "(x,y)" names, a drawn thing that fits the goal's description, the button of how
-many fit). A planner saved with
+many fit; 44 -> 46: a button naming what a drawn thing is, a number meeting the goal's condition).
+A planner saved with
 such a width loads with zero weights for the new columns, so it computes exactly what it computed
 before."""
 
