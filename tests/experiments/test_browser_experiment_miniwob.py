@@ -54,12 +54,29 @@ def test_quick_miniwob_experiment_writes_a_paired_table(tmp_path, capsys):
     ("tasks: [click-test]\npointer: {d_model: 1.5}\n", "pointer: d_model must be int, got float 1.5"),
     ("tasks: [click-test]\npointer: {no_field: 1}\n", "pointer: unknown field 'no_field'"),
     ("tasks: [click-test]\neval_seed: -1\n", "eval_seed"),
+    ("tasks: [click-test]\nsft: {epochs: 2.5}\n", "sft: epochs must be int, got float 2.5"),
+    ("tasks: [click-test]\nsft: {epochs: 0}\n", "invalid SFT config"),
+    ("tasks: [click-test]\nsft: {no_field: 1}\n", "sft: unknown field 'no_field'"),
 ])
 def test_config_errors_are_one_line(tmp_path, yaml_text, says):
     p = tmp_path / "c.yaml"
     p.write_text(yaml_text)
     with pytest.raises(ConfigError, match=says):
         MiniWoBConfig.load(p)
+
+
+def test_bc_overrides_reach_the_preset_and_the_table(tmp_path):
+    """``sft`` replaces the preset's BC settings it names (a few-page check trains as many optimiser
+    steps as the all-task run) and the table says so; without it the preset's are used."""
+    p = tmp_path / "c.yaml"
+    p.write_text("tasks: [click-test]\nsft: {epochs: 40, lr: 0.001}\npointer: {type_on_screen: true}\n")
+    cfg = MiniWoBConfig.load(p)
+    used, base = cfg.preset_used(), MiniWoBConfig(tasks=["click-test"]).preset_used()
+    assert (used.sft.epochs, used.sft.lr, used.sft.batch_size) == (40, 0.001, base.sft.batch_size)
+    assert base.sft.epochs == 10 and used.pointer.type_on_screen and not base.pointer.type_on_screen
+    md = results_markdown(cfg, [], [], {}, {})
+    assert 'BC overrides {"epochs": 40, "lr": 0.001}' in md
+    assert "BC overrides" not in results_markdown(MiniWoBConfig(tasks=["click-test"]), [], [], {}, {})
 
 
 def test_the_evaluation_seed_block_is_configurable_and_printed():

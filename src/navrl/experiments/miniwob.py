@@ -64,6 +64,7 @@ class _File(BaseModel):
     methods: list[str] = Field(default_factory=lambda: list(METHODS), min_length=1)
     train: dict = Field(default_factory=dict)
     pointer: dict = Field(default_factory=dict)
+    sft: dict = Field(default_factory=dict)
 
 
 @dataclass
@@ -106,6 +107,11 @@ class MiniWoBConfig:
     pointer: dict = field(default_factory=dict)
     """Overrides of the preset's pointer-planner config (:class:`~navrl.agent.policy.pointer.config.PointerConfig`
     fields, e.g. ``{type_on_screen: true}``) for every method's planner."""
+    sft: dict = field(default_factory=dict)
+    """Overrides of the preset's BC settings (:class:`~navrl.rl.sft_config.SFTConfig` fields, e.g.
+    ``{epochs: 40}``): a check on a few pages clones from far fewer demonstration steps than the
+    all-task run, and at the preset's 10 epochs its planner is decided by its initialisation
+    (docs/results/miniwob/drawn_things); more epochs give it as many optimiser steps."""
 
     @staticmethod
     def load(path: str | Path) -> "MiniWoBConfig":
@@ -139,20 +145,11 @@ class MiniWoBConfig:
         return self
 
     def preset_used(self):
-        """The preset with the ``pointer`` overrides applied."""
+        """The preset with the ``pointer`` and ``sft`` overrides applied."""
         import dataclasses
         preset = get_preset(self.preset, {"run.seed": self.seed})
-        if not self.pointer:
-            return preset
-        known = {f.name for f in dataclasses.fields(preset.pointer)}
-        bad = sorted(set(self.pointer) - known)
-        if bad:
-            raise ConfigError(f"pointer: unknown field {bad[0]!r}; choose from {', '.join(sorted(known))}")
-        for k, v in self.pointer.items():     # the type of the field's default; an int serves a float
-            want = type(getattr(preset.pointer, k))
-            if not (type(v) is want or (want is float and type(v) is int)):
-                raise ConfigError(f"pointer: {k} must be {want.__name__}, got {type(v).__name__} {v!r}")
-        return dataclasses.replace(preset, pointer=dataclasses.replace(preset.pointer, **self.pointer))
+        return dataclasses.replace(preset, pointer=_overridden("pointer", preset.pointer, self.pointer),
+                                   sft=_overridden("sft", preset.sft, self.sft).validate())
 
     def train_config(self) -> TrainConfig:
         base = get_preset(self.preset, {"run.seed": self.seed}).train
@@ -162,6 +159,23 @@ class MiniWoBConfig:
         except (TypeError, ConfigError) as e:
             raise ConfigError(f"train: {e}") from None
         return cfg.validate()
+
+
+def _overridden(section: str, base, over: dict):
+    """``base`` (a config dataclass) with the fields ``over`` names replaced; an unknown field or a
+    value of another type than the field's default (an int serves a float) is a ConfigError."""
+    import dataclasses
+    if not over:
+        return base
+    known = {f.name for f in dataclasses.fields(base)}
+    bad = sorted(set(over) - known)
+    if bad:
+        raise ConfigError(f"{section}: unknown field {bad[0]!r}; choose from {', '.join(sorted(known))}")
+    for k, v in over.items():
+        want = type(getattr(base, k))
+        if not (type(v) is want or (want is float and type(v) is int)):
+            raise ConfigError(f"{section}: {k} must be {want.__name__}, got {type(v).__name__} {v!r}")
+    return dataclasses.replace(base, **over)
 
 
 def _miniwob_source(names, phone: str):
@@ -349,7 +363,8 @@ def results_markdown(cfg: MiniWoBConfig, rows: list[dict], comps: list[dict], me
                 f"not measured (the run stopped or is still running): {', '.join(LABELS[m] for m in meta['pending'])}"]
                if meta.get("pending") else []),
              f"- judges `{cfg.judge}`; RL overrides {json.dumps(cfg.train, sort_keys=True) if cfg.train else 'none'}; "
-             f"planner overrides {json.dumps(cfg.pointer, sort_keys=True) if cfg.pointer else 'none'}", "",
+             f"planner overrides {json.dumps(cfg.pointer, sort_keys=True) if cfg.pointer else 'none'}"
+             + (f"; BC overrides {json.dumps(cfg.sft, sort_keys=True)}" if cfg.sft else ""), "",
              "Success in % with the 95% Wilson interval; anchors are the papers' published per-task success "
              "(sources: `src/navrl/experiments/configs/miniwob_anchors.md`; blank: not published for that task).",
              "",
