@@ -146,3 +146,28 @@ def test_a_shipped_config_is_named_and_an_unknown_name_is_one_line(tmp_path, cap
     assert main(["experiment", "miniwob", "--config", "everything", "--out", str(out)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "'everything'" in err[0] and "all" in err[0] and not out.exists()
+
+
+@needs_browser
+def test_a_second_run_trains_bc_from_the_first_runs_demonstrations_file(tmp_path, capsys):
+    """``demonstrations``: the first run collects and writes them, the next reads them instead of
+    collecting (the same steps: the same BC planner, the same table); a file of other
+    demonstrations is one line and exit 2, nothing written."""
+    demos = tmp_path / "demos.jsonl.gz"
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("tasks: [click-test, focus-text]\nbc_episodes_per_task: 2\nmethods: [bc]\neval_episodes: 2\n"
+                   f"pages: 2\nphone: 160x210@1\ndemonstrations: {demos}\n")
+    assert main(["experiment", "miniwob", "--config", str(cfg), "--out", str(tmp_path / "a")]) == 0
+    assert "scripted episodes of 2 tasks" in capsys.readouterr().out and demos.exists()
+    from navrl.rl.demo_file import load_demonstrations
+    header, steps = load_demonstrations(demos)
+    assert header["tasks"] == ["click-test", "focus-text"] and {t.split(":")[1] for t, _ in steps} <= \
+        {"click-test", "focus-text"}
+    assert main(["experiment", "miniwob", "--config", str(cfg), "--out", str(tmp_path / "b")]) == 0
+    assert f"demonstration steps of 2 tasks from {demos}" in capsys.readouterr().out
+    a, b = (json.loads((tmp_path / d / "results.json").read_text()) for d in ("a", "b"))
+    assert a["bc"]["demonstration_steps"] == b["bc"]["demonstration_steps"] == len(steps)
+    assert (tmp_path / "a" / "bc" / "policy.pt").read_bytes() == (tmp_path / "b" / "bc" / "policy.pt").read_bytes()
+    cfg.write_text(cfg.read_text().replace("bc_episodes_per_task: 2", "bc_episodes_per_task: 3"))
+    assert main(["experiment", "miniwob", "--config", str(cfg), "--out", str(tmp_path / "c")]) == 2
+    assert "demonstrations:" in capsys.readouterr().err and not (tmp_path / "c" / "results.json").exists()

@@ -31,6 +31,7 @@ from navrl.fileio import atomic_write_bytes, atomic_write_text
 from navrl.judge.sets import make_judges
 from navrl.rl.callbacks import CheckpointCallback, ProgressCallback
 from navrl.rl.config import ConfigError, TrainConfig
+from navrl.rl.demo_file import DemoFileError, load_demonstrations, save_demonstrations
 from navrl.rl.presets import get_preset
 from navrl.rl.sft import TemplateTeacher, collect_demonstrations, train_sft
 from navrl.rl.trainer import Trainer
@@ -65,6 +66,7 @@ class _File(BaseModel):
     train: dict = Field(default_factory=dict)
     pointer: dict = Field(default_factory=dict)
     sft: dict = Field(default_factory=dict)
+    demonstrations: str = ""
 
 
 @dataclass
@@ -107,6 +109,11 @@ class MiniWoBConfig:
     pointer: dict = field(default_factory=dict)
     """Overrides of the preset's pointer-planner config (:class:`~navrl.agent.policy.pointer.config.PointerConfig`
     fields, e.g. ``{type_on_screen: true}``) for every method's planner."""
+    demonstrations: str = ""
+    """A file of BC's demonstrations (:mod:`navrl.rl.demo_file`; relative to the working directory):
+    read where it exists — it must demonstrate the same tasks, seed, episodes per task and screen —
+    else collected and written there. Runs that change only the planner (its inputs, sizes, BC
+    settings) then share one collection, ~the whole of BC's time on MiniWoB++. Empty: collect, keep nothing."""
     sft: dict = field(default_factory=dict)
     """Overrides of the preset's BC settings (:class:`~navrl.rl.sft_config.SFTConfig` fields, e.g.
     ``{epochs: 40}``): a check on a few pages clones from far fewer demonstration steps than the
@@ -212,10 +219,25 @@ def run_miniwob(cfg: MiniWoBConfig, out: str | Path, command: str = "", log=prin
         if scripted and {"bc", "bc_rl"} & set(cfg.methods):     # RL only needs no demonstrations
             demo_tasks = miniwob.tasks(len(scripted) * cfg.bc_episodes_per_task, cfg.seed + 1,
                                        SuiteOptions(names=tuple(scripted), phone=cfg.phone))
-            log(f"BC: {len(demo_tasks)} scripted episodes of {len(scripted)} tasks")
-            for i in range(0, len(demo_tasks), cfg.pages):
-                demos += collect_demonstrations(bc, 0, TemplateTeacher(compact=True), tasks=demo_tasks[i:i + cfg.pages],
-                                                expert=ExpertPlanner(), judges=judges, devices=farm)
+            header = {"tasks": scripted, "seed": cfg.seed + 1, "episodes_per_task": cfg.bc_episodes_per_task,
+                      "phone": cfg.phone, "teacher": "template-compact"}
+            path = Path(cfg.demonstrations) if cfg.demonstrations else None
+            if path is not None and path.exists():
+                try:
+                    _, steps = load_demonstrations(path, expect=header)
+                except DemoFileError as e:     # the config names a file of other demonstrations: bad input
+                    raise ConfigError(f"demonstrations: {e}") from None
+                log(f"BC: {len(steps)} demonstration steps of {len(scripted)} tasks from {path}")
+            else:
+                log(f"BC: {len(demo_tasks)} scripted episodes of {len(scripted)} tasks")
+                steps = []
+                for i in range(0, len(demo_tasks), cfg.pages):
+                    steps += collect_demonstrations(bc, 0, TemplateTeacher(compact=True),
+                                                    tasks=demo_tasks[i:i + cfg.pages], expert=ExpertPlanner(),
+                                                    judges=judges, devices=farm, with_task_ids=True)
+                if path is not None:
+                    save_demonstrations(path, steps, {**header, "provenance": prov})
+            demos = [d for _, d in steps]
             res = train_sft(bc, demos, preset.sft)
             meta["bc"] = {"tasks": scripted, "demonstration_steps": len(demos), "seconds": res.seconds}
         save_policy(bc, out / "bc" / "policy.pt", {"stage": "bc", "tasks": scripted})

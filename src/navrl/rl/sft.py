@@ -111,12 +111,13 @@ def sft_tasks(n: int, seed: int = 0, suite: str = "train"):
 
 def collect_demonstrations(policy: Policy, n_tasks: int, teacher: Teacher | None = None, seed: int = 0, *,
                            tasks: list | None = None, expert: Planner | None = None, judges=None,
-                           devices=None) -> list[Demo]:
+                           devices=None, with_task_ids: bool = False) -> list:
     """Demonstration steps: the expert plays ``tasks`` and every step becomes (the policy's
     prompt, the teacher's text). Default: the phone world's expert on ``n_tasks`` clean
     single-app train tasks, judged by the oracle (every one must succeed). With other parts
     (e.g. MiniWoB++'s scripted solutions in Chromium, the page judges and a browser pool),
-    only the steps of episodes the judges call a success are kept."""
+    only the steps of episodes the judges call a success are kept. ``with_task_ids``: (task id,
+    Demo) pairs instead of Demos (a file of them: :mod:`navrl.rl.demo_file`)."""
     rec = _Recorder(policy, teacher or TemplateTeacher(), expert)
     if judges is None:
         s = get_suite("train")
@@ -127,7 +128,7 @@ def collect_demonstrations(policy: Policy, n_tasks: int, teacher: Teacher | None
     if phone:
         assert all(t.success for t in trajs), "the expert failed a clean demonstration task"
     won = {t.task.get("id") for t in trajs if t.valid and t.success}
-    return [d for tid, d in rec.demos if tid in won]
+    return [(tid, d) if with_task_ids else d for tid, d in rec.demos if tid in won]
 
 
 @dataclass
