@@ -155,7 +155,8 @@ def test_a_second_run_trains_bc_from_the_first_runs_demonstrations_file(tmp_path
     demonstrations is one line and exit 2, nothing written."""
     demos = tmp_path / "demos.jsonl.gz"
     cfg = tmp_path / "c.yaml"
-    cfg.write_text("tasks: [click-test, focus-text]\nbc_episodes_per_task: 2\nmethods: [bc]\neval_episodes: 2\n"
+    cfg.write_text("preset: quick-pointer\ntasks: [click-test, focus-text]\nbc_episodes_per_task: 2\nmethods: [bc]\n"
+                   "eval_episodes: 2\n"
                    f"pages: 2\nphone: 160x210@1\ndemonstrations: {demos}\n")
     assert main(["experiment", "miniwob", "--config", str(cfg), "--out", str(tmp_path / "a")]) == 0
     assert "scripted episodes of 2 tasks" in capsys.readouterr().out and demos.exists()
