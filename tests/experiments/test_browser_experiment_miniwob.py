@@ -57,6 +57,10 @@ def test_quick_miniwob_experiment_writes_a_paired_table(tmp_path, capsys):
     ("tasks: [click-test]\nsft: {epochs: 2.5}\n", "sft: epochs must be int, got float 2.5"),
     ("tasks: [click-test]\nsft: {epochs: 0}\n", "invalid SFT config"),
     ("tasks: [click-test]\nsft: {no_field: 1}\n", "sft: unknown field 'no_field'"),
+    ("tasks: [click-test]\ndagger: {rounds: -1}\n", "dagger: rounds must be >= 0"),
+    ("tasks: [click-test]\ndagger: {expert_share: 2}\n", "dagger: expert_share must be in"),
+    ("tasks: [click-test]\ndagger: {beta: 0.5}\n", "dagger: unknown field 'beta'"),
+    ("tasks: [click-test]\ndagger: {rounds: 2}\neval_seed: 101\n", "eval_seed 101 is a DAgger round's seed block"),
 ])
 def test_config_errors_are_one_line(tmp_path, yaml_text, says):
     p = tmp_path / "c.yaml"
@@ -172,3 +176,19 @@ def test_a_second_run_trains_bc_from_the_first_runs_demonstrations_file(tmp_path
     cfg.write_text(cfg.read_text().replace("bc_episodes_per_task: 2", "bc_episodes_per_task: 3"))
     assert main(["experiment", "miniwob", "--config", str(cfg), "--out", str(tmp_path / "c")]) == 2
     assert "demonstrations:" in capsys.readouterr().err and not (tmp_path / "c" / "results.json").exists()
+
+
+@needs_browser
+def test_dagger_labels_the_bc_planners_own_screens_and_trains_on_them(tmp_path, capsys):
+    """``dagger``: after BC the planner plays fresh instances, the scripts label the screens it
+    reached, BC trains on again; the round's record is in results.json and results.md."""
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("preset: quick-pointer\ntasks: [click-test, focus-text]\nbc_episodes_per_task: 2\nmethods: [bc]\n"
+                   "eval_episodes: 2\npages: 2\nphone: 160x210@1\ndagger: {rounds: 1, episodes_per_task: 2}\n")
+    assert main(["experiment", "miniwob", "--config", str(cfg), "--out", str(tmp_path / "a")]) == 0
+    assert "DAgger round 1: the BC planner finished" in capsys.readouterr().out
+    res = json.loads((tmp_path / "a" / "results.json").read_text())
+    [d] = res["dagger"]
+    assert d["round"] == 1 and d["episodes"] + d["masked"] == 4 and 0 <= d["successes"] <= d["episodes"]
+    assert d["labelled"] >= d["episodes"] and 0 <= d["disagreements"] <= d["labelled"]
+    assert "- DAgger round 1: the BC planner finished" in (tmp_path / "a" / "results.md").read_text()

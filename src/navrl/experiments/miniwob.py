@@ -46,6 +46,7 @@ ANCHOR_COLUMNS = (("wge", "WGE"), ("domqnet", "DOM-Q-NET"), ("qweb", "QWeb"), ("
 """The anchor columns the table prints, in this order (sources: ``configs/miniwob_anchors.md``);
 a column with no value for any of the run's tasks is left out."""
 EVAL_SEED = 7    # the evaluation instances' seed block (training draws its seeds from its own RNG)
+DAGGER_SEED_BLOCK = 100   # DAgger round r plays the instances of seed block 100 + r (BC's demonstrations: seed + 1)
 
 
 class _File(BaseModel):
@@ -66,6 +67,7 @@ class _File(BaseModel):
     train: dict = Field(default_factory=dict)
     pointer: dict = Field(default_factory=dict)
     sft: dict = Field(default_factory=dict)
+    dagger: dict = Field(default_factory=dict)
     demonstrations: str = ""
 
 
@@ -119,6 +121,15 @@ class MiniWoBConfig:
     ``{epochs: 40}``): a check on a few pages clones from far fewer demonstration steps than the
     all-task run, and at the preset's 10 epochs its planner is decided by its initialisation
     (docs/results/miniwob/drawn_things); more epochs give it as many optimiser steps."""
+    dagger: dict = field(default_factory=dict)
+    """DAgger after BC (:class:`~navrl.rl.sft_config.DAggerConfig` fields, e.g. ``{rounds: 1,
+    episodes_per_task: 10}``): the BC planner plays fresh instances of the scripted tasks (seed
+    blocks :data:`DAGGER_SEED_BLOCK` + round), their scripts label every screen it reaches, and BC
+    trains on again over all demonstrations and labels. BC + RL starts from that planner."""
+
+    def dagger_config(self):
+        from navrl.rl.sft_config import DAggerConfig
+        return _overridden("dagger", DAggerConfig(), self.dagger).validate()
 
     @staticmethod
     def load(path: str | Path) -> "MiniWoBConfig":
@@ -149,6 +160,10 @@ class MiniWoBConfig:
             raise ConfigError(str(e)) from None
         self.train_config()
         self.preset_used()
+        d = self.dagger_config()
+        if d.rounds and DAGGER_SEED_BLOCK <= self.eval_seed < DAGGER_SEED_BLOCK + d.rounds:
+            raise ConfigError(f"eval_seed {self.eval_seed} is a DAgger round's seed block "
+                              f"({DAGGER_SEED_BLOCK}..{DAGGER_SEED_BLOCK + d.rounds - 1}): it would train on the evaluation instances")
         return self
 
     def preset_used(self):
@@ -183,6 +198,32 @@ def _overridden(section: str, base, over: dict):
         if not (type(v) is want or (want is float and type(v) is int)):
             raise ConfigError(f"{section}: {k} must be {want.__name__}, got {type(v).__name__} {v!r}")
     return dataclasses.replace(base, **over)
+
+
+def _dagger(cfg: MiniWoBConfig, bc, demos: list, scripted: list[str], judges, farm, sft, meta: dict, log) -> list:
+    """DAgger's rounds after BC (``cfg.dagger``): the labels gathered, ``bc`` trained on again
+    over BC's ``demos`` and them (every round's record in ``meta["dagger"]``)."""
+    from navrl.rl.dagger import collect_corrections
+    from navrl.rl.sft import train_sft
+    d = cfg.dagger_config()
+    added: list = []
+    for r in range(d.rounds):
+        t = time.perf_counter()
+        tasks = get_suite("miniwob").tasks(len(scripted) * d.episodes_per_task, DAGGER_SEED_BLOCK + r,
+                                           SuiteOptions(names=tuple(scripted), phone=cfg.phone))
+        got = [collect_corrections(bc, tasks[i:i + cfg.pages], judges=judges, devices=farm,
+                                   expert_share=d.expert_share, seed=cfg.seed + r)
+               for i in range(0, len(tasks), cfg.pages)]
+        labels = [dm for g in got for _, dm in g.steps]
+        rec = {k: sum(getattr(g, k) for g in got) for k in ("episodes", "successes", "masked", "unlabelled", "disagreements")}
+        added += labels
+        res = train_sft(bc, demos + added, sft)
+        rec.update(round=r + 1, labelled=len(labels), seconds=time.perf_counter() - t, train_seconds=res.seconds)
+        meta.setdefault("dagger", []).append(rec)
+        log(f"DAgger round {r + 1}: the BC planner finished {rec['successes']}/{rec['episodes']} episodes; "
+            f"{len(labels)} screens labelled ({rec['disagreements']} it got wrong), {rec['unlabelled']} with no "
+            f"scripted step, {rec['masked']} episodes masked; {rec['seconds'] / 60:.1f} min")
+    return added
 
 
 def _miniwob_source(names, phone: str):
@@ -240,6 +281,7 @@ def run_miniwob(cfg: MiniWoBConfig, out: str | Path, command: str = "", log=prin
             demos = [d for _, d in steps]
             res = train_sft(bc, demos, preset.sft)
             meta["bc"] = {"tasks": scripted, "demonstration_steps": len(demos), "seconds": res.seconds}
+            demos += _dagger(cfg, bc, demos, scripted, judges, farm, preset.sft, meta, log)
         save_policy(bc, out / "bc" / "policy.pt", {"stage": "bc", "tasks": scripted})
 
         def evaluate_all(method: str, policy) -> None:
@@ -386,7 +428,11 @@ def results_markdown(cfg: MiniWoBConfig, rows: list[dict], comps: list[dict], me
                if meta.get("pending") else []),
              f"- judges `{cfg.judge}`; RL overrides {json.dumps(cfg.train, sort_keys=True) if cfg.train else 'none'}; "
              f"planner overrides {json.dumps(cfg.pointer, sort_keys=True) if cfg.pointer else 'none'}"
-             + (f"; BC overrides {json.dumps(cfg.sft, sort_keys=True)}" if cfg.sft else ""), "",
+             + (f"; BC overrides {json.dumps(cfg.sft, sort_keys=True)}" if cfg.sft else ""),
+             *[f"- DAgger round {d['round']}: the BC planner finished {d['successes']}/{d['episodes']} episodes "
+               f"of the scripted tasks; {d['labelled']} screens labelled by the scripts ({d['disagreements']} where "
+               f"its step differed), {d['unlabelled']} with no scripted step; {d['seconds'] / 60:.0f} min"
+               for d in meta.get("dagger", [])], "",
              "Success in % with the 95% Wilson interval; anchors are the papers' published per-task success "
              "(sources: `src/navrl/experiments/configs/miniwob_anchors.md`; blank: not published for that task).",
              "",

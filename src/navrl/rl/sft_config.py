@@ -39,3 +39,24 @@ class SFTConfig:
         if not 0.0 < self.heldout_frac < 1.0:
             raise ConfigError(f"heldout_frac must be in (0, 1), got {self.heldout_frac}")
         return self
+
+
+@dataclass
+class DAggerConfig:
+    """DAgger after BC (:mod:`navrl.rl.dagger`): the cloned planner plays, the expert labels the
+    screens it reaches, and BC trains again on every label so far."""
+    rounds: int = 0
+    """Rounds of (play, label, train again); 0 is plain BC."""
+    episodes_per_task: int = 10
+    """Fresh instances per task the cloned planner plays in each round."""
+    expert_share: float = 0.0
+    """DAgger's beta: the share of steps the expert, not the planner, takes while playing (0: the
+    planner plays every step, so the data show exactly the screens its own errors lead to)."""
+
+    def validate(self) -> "DAggerConfig":
+        from navrl.rl.config import ConfigError
+        if self.rounds < 0 or self.episodes_per_task < 1:
+            raise ConfigError(f"dagger: rounds must be >= 0 and episodes_per_task >= 1, got {self}")
+        if not 0.0 <= self.expert_share <= 1.0:
+            raise ConfigError(f"dagger: expert_share must be in [0, 1], got {self.expert_share}")
+        return self
