@@ -504,12 +504,12 @@ def test_cloned_with_the_date_columns_the_picker_pages_to_the_goals_month_and_ta
     (written "02" in the goal, "2" on the page) on 40 it has not seen (38 when written); the same
     cloning with the columns off cannot relate "November" to the goal's "12" (11 when written)."""
     train, test = _picker_demos(0, 120), _picker_demos(1, 40)
-    pol = clone(_planner(), train, steps=150)
+    pol = clone(_planner(), train, steps=100)     # 36 of 40 at 60 steps, 38 from 100
     assert hits(pol, test) >= len(test) - 3
     monkeypatch.setattr(F, "DATE_COLUMNS", False)
     clear_memos()                       # (screens featurised with the columns on are memoised)
     try:
-        blind = clone(_planner(), train, steps=150)
+        blind = clone(_planner(), train, steps=100)
         assert hits(blind, test) < len(test) // 2
     finally:
         monkeypatch.undo()
@@ -554,14 +554,14 @@ def test_cloned_with_the_memory_row_the_greedy_tap_is_the_day_the_goal_picked_ou
     seen; the same cloning with the column off (no remembered row picked out) sees every
     remembered day aligned alike and misses some; and on one screen, two goals give two taps."""
     train, test = _memory_demos(0, 80), _memory_demos(1, 20)
-    pol = clone(_planner(), train, steps=120)     # the column starts at a zero weight
-    assert hits(pol, test) == len(test)
+    pol = clone(_planner(), train, steps=80)      # the column starts at a zero weight; 19 of 20 at 40 steps
+    assert hits(pol, test) >= len(test) - 1       # 20 when written
     conds = ["Windy", "Cloudy", "Sunny", "Rainy", "Sunny", "Foggy", "Rainy"]
     taps = [pol.decide(_picnic_prompt(w, 9, conds)).arg for w in ("Sunny", "Rainy", "Foggy")]
     assert [_date_picker()[i].label for i in taps] == ["11", "12", "14"]
     _without(monkeypatch, "goal_rows", lambda goal, seen: ())
-    blind = clone(_planner(), train, steps=120)
-    assert hits(blind, test) < len(test) - 2        # 8 of 20 when written
+    blind = clone(_planner(), train, steps=80)
+    assert hits(blind, test) < len(test) - 6        # 8 of 20 when written (at most 9 up to 120 steps)
 
 
 # ============================================================== typing what the screen shows
@@ -604,7 +604,7 @@ def test_with_type_on_screen_the_planner_types_the_table_cell_the_goal_asks_for(
     pol = _screen_typer(True)
     train, test = _table_demos(0, 160, pol), _table_demos(1, 20, pol)
     assert all(d is not None for _, d in train + test)
-    clone(pol, train, steps=200)
+    clone(pol, train, steps=100)                  # 20 of 20 from 80 steps
     assert hits(pol, test) >= len(test) - 1
     off = _screen_typer(False)
     assert all(d is None for _, d in _table_demos(0, 40, off))
@@ -679,7 +679,7 @@ def test_cloned_with_computed_candidates_the_planner_types_the_answer_of_unseen_
     pol = _screen_typer(True)
     train, test = _problem_demos(0, 80, pol), _problem_demos(1, 20, pol)
     assert all(d is not None for _, d in train + test)
-    clone(pol, train, steps=100)
+    clone(pol, train, steps=40)                   # 20 of 20 from 20 steps
     # (where the answer is also on the page, "3 + 0 =", either candidate types it: compare the Step)
     steps = [(render_step(pol.decide(p), pol.state(p), []), render_step(Decision.from_ids(d), pol.state(p), []))
              for p, d in test]
@@ -735,7 +735,7 @@ def test_a_demonstration_types_the_computed_candidate_where_a_span_reads_the_sam
     assert e.cand_text[ids[1]] == "pretium" and e.cand_feats[ids[1], F._COL_COMPUTED] == 1.0
 
 
-def _hits_with_and_without(monkeypatch, name: str, off, make, n_train: int, steps: int = 100) -> tuple[int, int]:
+def _hits_with_and_without(monkeypatch, name: str, off, make, n_train: int, steps: int = 70) -> tuple[int, int]:
     """Hits on ``make(pol, 1, 20)`` of a fresh ``type_on_screen`` planner cloned on ``make(pol, 0,
     n_train)`` (demonstrations: (prompt, decision ids)), with the input as it is and with
     ``features.<name>`` replaced by ``off`` (the input switched off)."""
@@ -902,7 +902,7 @@ def test_cloned_with_the_ends_with_column_the_planner_taps_the_item_ending_as_th
 
     with_column, without = _hits_with_and_without(
         monkeypatch, "goal_quotes", lambda g: (), lambda p, seed, n: _autocomplete_demos(seed, n, p), 40)
-    assert with_column >= 17 and with_column - without >= 5, (with_column, without)   # 20, 6
+    assert with_column >= 17 and with_column - without >= 5, (with_column, without)   # 20, 8 (70 steps)
 
 
 def _feed(rng: random.Random, n_posts: int = 4):
@@ -1064,6 +1064,7 @@ def test_the_hidden_columns_say_where_a_text_area_still_scrolls(monkeypatch):
     def demos(pol, seed: int, n: int):
         rng = random.Random(seed)
         return [(_prompt(g, ns), d) for g, ns, d in (_scroll_page(rng) for _ in range(n))]
-    with_columns, without = _hits_with_and_without(monkeypatch, "_hidden_columns", lambda *a: None, demos, 40)
+    # (the columns take hold at 60 steps: 14 of 20 before, as without them)
+    with_columns, without = _hits_with_and_without(monkeypatch, "_hidden_columns", lambda *a: None, demos, 40, steps=100)
     assert with_columns >= 18 and with_columns - without >= 4, (with_columns, without)   # 20, 14
 
