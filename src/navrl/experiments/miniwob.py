@@ -204,7 +204,6 @@ def _dagger(cfg: MiniWoBConfig, bc, demos: list, scripted: list[str], judges, fa
     """DAgger's rounds after BC (``cfg.dagger``): the labels gathered, ``bc`` trained on again
     over BC's ``demos`` and them (every round's record in ``meta["dagger"]``)."""
     from navrl.rl.dagger import collect_corrections
-    from navrl.rl.sft import train_sft
     d = cfg.dagger_config()
     added: list = []
     for r in range(d.rounds):

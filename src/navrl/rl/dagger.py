@@ -17,6 +17,7 @@ import random
 from dataclasses import dataclass, field
 
 from navrl.agent.grounders.accessibility import AccessibilityGrounder
+from navrl.agent.plan import parse_plan
 from navrl.agent.planner import ExpertPlanner, Planner, PlannerContext, PlannerOutput
 from navrl.agent.policy.base import Policy, greedy
 from navrl.rollout.runner import EpisodeRunner
@@ -62,7 +63,6 @@ class _Corrector(Planner):
             return None
 
     def plan(self, contexts: list[PlannerContext]) -> list[PlannerOutput]:
-        from navrl.agent.plan import parse_plan
         outs = []
         for c, mine in zip(contexts, self.learner.plan(contexts)):
             e = self._expert_step(c)
