@@ -179,16 +179,60 @@ def test_a_second_run_trains_bc_from_the_first_runs_demonstrations_file(tmp_path
 
 
 @needs_browser
-def test_dagger_labels_the_bc_planners_own_screens_and_trains_on_them(tmp_path, capsys):
+def test_dagger_labels_the_bc_planners_own_screens_and_a_stopped_run_resumes_with_them(tmp_path, capsys,
+                                                                                      monkeypatch):
     """``dagger``: after BC the planner plays fresh instances, the scripts label the screens it
-    reached, BC trains on again; the round's record is in results.json and results.md."""
+    reached, BC trains on again; the round's record is in results.json and results.md, its labels
+    in ``dagger_labels.jsonl.gz``. A run stopped in BC + RL resumes with ``--resume``: BC's rows and
+    planner kept (not trained again), BC + RL's PPO-ptx fits the saved labels too; a resume of
+    another config, or of a finished run, is one line and exit 2."""
+    import navrl.experiments.miniwob as mw
+    from navrl.rl.demo_file import load_demonstrations
     cfg = tmp_path / "c.yaml"
-    cfg.write_text("preset: quick-pointer\ntasks: [click-test, focus-text]\nbc_episodes_per_task: 2\nmethods: [bc]\n"
-                   "eval_episodes: 2\npages: 2\nphone: 160x210@1\ndagger: {rounds: 1, episodes_per_task: 2}\n")
-    assert main(["experiment", "miniwob", "--config", str(cfg), "--out", str(tmp_path / "a")]) == 0
+    cfg.write_text("preset: quick-pointer\ntasks: [click-test, focus-text]\nbc_episodes_per_task: 2\n"
+                   "methods: [bc, bc_rl]\nupdates: 1\neval_episodes: 2\npages: 2\nphone: 160x210@1\n"
+                   "dagger: {rounds: 1, episodes_per_task: 2}\n"
+                   "train: {rollout: {tasks_per_update: 2, rollouts_per_task: 2, max_steps: 4}, policy: {sft_coef: 1.0}}\n")
+    out = tmp_path / "a"
+
+    class Stopped(mw.Trainer):       # the session ends in BC + RL's first update
+        def fit(self, *a, **k):
+            raise KeyboardInterrupt
+    monkeypatch.setattr(mw, "Trainer", Stopped)
+    assert main(["experiment", "miniwob", "--config", str(cfg), "--out", str(out)]) == 130     # interrupted
     assert "DAgger round 1: the BC planner finished" in capsys.readouterr().out
-    res = json.loads((tmp_path / "a" / "results.json").read_text())
+    res = json.loads((out / "results.json").read_text())
     [d] = res["dagger"]
     assert d["round"] == 1 and d["episodes"] + d["masked"] == 4 and 0 <= d["successes"] <= d["episodes"]
     assert d["labelled"] >= d["episodes"] and 0 <= d["disagreements"] <= d["labelled"]
-    assert "- DAgger round 1: the BC planner finished" in (tmp_path / "a" / "results.md").read_text()
+    assert "- DAgger round 1: the BC planner finished" in (out / "results.md").read_text()
+    header, labels = load_demonstrations(out / "dagger_labels.jsonl.gz")
+    assert len(labels) == d["labelled"] and header["rounds"] == 1
+    assert res["pending"] == ["bc_rl"] and {r["method"] for r in res["rows"]} == {"bc"}
+
+    monkeypatch.undo()
+    ptx: list = []
+    real = mw.Trainer.__init__
+
+    def spy(self, *a, sft_demos=None, **k):
+        ptx.append(len(sft_demos or ()))
+        real(self, *a, sft_demos=sft_demos, **k)
+    monkeypatch.setattr(mw.Trainer, "__init__", spy)
+    planner = (out / "bc" / "policy.pt").read_bytes()
+    assert main(["experiment", "miniwob", "--config", str(cfg), "--out", str(out)]) == 2      # no --resume
+    assert "--resume to continue it" in capsys.readouterr().err
+    assert main(["experiment", "miniwob", "--config", str(cfg), "--out", str(out), "--resume"]) == 0
+    log = capsys.readouterr().out
+    assert "resuming" in log and f"{d['labelled']} DAgger labels from" in log and "DAgger round" not in log
+    again = json.loads((out / "results.json").read_text())
+    assert ptx == [res["bc"]["demonstration_steps"] + d["labelled"]]
+    assert (out / "bc" / "policy.pt").read_bytes() == planner and again["pending"] == []
+    assert [r for r in again["rows"] if r["method"] == "bc"] == res["rows"]
+    assert {r["task"] for r in again["rows"] if r["method"] == "bc_rl"} == {"click-test", "focus-text"}
+    assert again["dagger"] == res["dagger"] and again["resumed"]["done"] == ["bc"]
+    assert "- resumed: BC only measured by the stopped run" in (out / "results.md").read_text()
+    assert main(["experiment", "miniwob", "--config", str(cfg), "--out", str(out), "--resume"]) == 2
+    assert "finished run" in capsys.readouterr().err
+    cfg.write_text(cfg.read_text().replace("eval_episodes: 2", "eval_episodes: 3"))
+    assert main(["experiment", "miniwob", "--config", str(cfg), "--out", str(out), "--resume"]) == 2
+    assert "ran another config (eval_episodes: 2, not 3)" in capsys.readouterr().err

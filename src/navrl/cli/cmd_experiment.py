@@ -28,6 +28,8 @@ def register(sub) -> None:
     m.add_argument("--quick", action="store_true", help="2 tasks, tiny sizes: checks the plumbing, not the result")
     m.add_argument("--out", default="runs/miniwob")
     m.add_argument("--overwrite", action="store_true", help="replace results already in OUT")
+    m.add_argument("--resume", action="store_true",
+                   help="continue the stopped run in OUT (same config): its finished methods and BC planner kept")
     m.set_defaults(fn=run_miniwob)
 
 
@@ -45,9 +47,14 @@ def _experiment(args, stem: str, load, run_it) -> int:
         cfg = load(path)
     except ConfigError as e:
         raise CLIError(str(e)) from None
-    prepare_out_dir(args.out, overwrite=args.overwrite)
+    resume = getattr(args, "resume", False)
+    prepare_out_dir(args.out, overwrite=args.overwrite, resume=resume, resumable=hasattr(args, "resume"))
     cmd = "navrl " + " ".join(shlex.quote(a) for a in sys.argv[1:])
-    print(f"results: {run_it(cfg, args.out, command=cmd)}")
+    try:
+        res = run_it(cfg, args.out, command=cmd, **({"resume": True} if resume else {}))
+    except ConfigError as e:      # --resume of a run that is not this config's
+        raise CLIError(str(e)) from None
+    print(f"results: {res}")
     return 0
 
 

@@ -47,6 +47,7 @@ ANCHOR_COLUMNS = (("wge", "WGE"), ("domqnet", "DOM-Q-NET"), ("qweb", "QWeb"), ("
 a column with no value for any of the run's tasks is left out."""
 EVAL_SEED = 7    # the evaluation instances' seed block (training draws its seeds from its own RNG)
 DAGGER_SEED_BLOCK = 100   # DAgger round r plays the instances of seed block 100 + r (BC's demonstrations: seed + 1)
+DAGGER_LABELS = "dagger_labels.jsonl.gz"   # in OUT: the screens DAgger's scripts labelled (a demonstrations file)
 
 
 class _File(BaseModel):
@@ -200,12 +201,16 @@ def _overridden(section: str, base, over: dict):
     return dataclasses.replace(base, **over)
 
 
-def _dagger(cfg: MiniWoBConfig, bc, demos: list, scripted: list[str], judges, farm, sft, meta: dict, log) -> list:
+def _dagger(cfg: MiniWoBConfig, bc, demos: list, scripted: list[str], judges, farm, sft, meta: dict, log,
+            out: Path) -> list:
     """DAgger's rounds after BC (``cfg.dagger``): the labels gathered, ``bc`` trained on again
-    over BC's ``demos`` and them (every round's record in ``meta["dagger"]``)."""
+    over BC's ``demos`` and them (every round's record in ``meta["dagger"]``). The labels so far
+    are written to ``out/``:data:`DAGGER_LABELS` after each round: a resumed run's PPO-ptx fits
+    them as the stopped run's would have."""
     from navrl.rl.dagger import collect_corrections
     d = cfg.dagger_config()
     added: list = []
+    labelled: list = []
     for r in range(d.rounds):
         t = time.perf_counter()
         tasks = get_suite("miniwob").tasks(len(scripted) * d.episodes_per_task, DAGGER_SEED_BLOCK + r,
@@ -216,6 +221,9 @@ def _dagger(cfg: MiniWoBConfig, bc, demos: list, scripted: list[str], judges, fa
         labels = [dm for g in got for _, dm in g.steps]
         rec = {k: sum(getattr(g, k) for g in got) for k in ("episodes", "successes", "masked", "unlabelled", "disagreements")}
         added += labels
+        labelled += [st for g in got for st in g.steps]
+        save_demonstrations(out / DAGGER_LABELS, labelled, {"tasks": scripted, "rounds": r + 1, "phone": cfg.phone,
+                                                           "seed_block": DAGGER_SEED_BLOCK})
         res = train_sft(bc, demos + added, sft)
         rec.update(round=r + 1, labelled=len(labels), seconds=time.perf_counter() - t, train_seconds=res.seconds)
         meta.setdefault("dagger", []).append(rec)
@@ -225,18 +233,61 @@ def _dagger(cfg: MiniWoBConfig, bc, demos: list, scripted: list[str], judges, fa
     return added
 
 
+def _saved_labels(cfg: MiniWoBConfig, out: Path, scripted: list[str], log) -> list:
+    """The DAgger labels a stopped run in ``out`` wrote (PPO-ptx fits them with BC's demonstrations);
+    none when it ran no DAgger. A run that did but left no file (before they were saved) is said."""
+    rounds = cfg.dagger_config().rounds
+    if not rounds:
+        return []
+    path = out / DAGGER_LABELS
+    if not path.is_file():
+        log(f"  no {DAGGER_LABELS} in {out}: BC + RL's PPO-ptx fits BC's demonstrations without DAgger's labels")
+        return []
+    try:
+        _, steps = load_demonstrations(path, expect={"tasks": scripted, "rounds": rounds, "phone": cfg.phone})
+    except DemoFileError as e:
+        raise ConfigError(f"--resume: {e}") from None
+    log(f"  {len(steps)} DAgger labels from {path}")
+    return [d for _, d in steps]
+
+
 def _miniwob_source(names, phone: str):
     """The ``miniwob`` suite's task source over ``names`` (fresh instance seeds each draw)."""
     return get_suite("miniwob").source(SuiteOptions(names=tuple(names), phone=phone))
 
 
-def run_miniwob(cfg: MiniWoBConfig, out: str | Path, command: str = "", log=print) -> Path:
+def _resumed(cfg: MiniWoBConfig, out: Path) -> dict:
+    """What the stopped run in ``out`` measured (its ``results.json``), checked to be of ``cfg``:
+    ConfigError when there is none or it ran another config (the first key that differs named)."""
+    try:
+        prior = json.loads((out / "results.json").read_text())
+        ran = prior["config"]
+        pending = list(prior["pending"])
+    except (OSError, ValueError, KeyError, TypeError):
+        raise ConfigError(f"--resume: {out} holds no results of a navrl experiment miniwob run") from None
+    mine = json.loads(json.dumps(dict(cfg.__dict__), default=str))
+    for k in sorted(set(mine) | set(ran)):
+        if mine.get(k) != ran.get(k):
+            raise ConfigError(f"--resume: {out} ran another config ({k}: {ran.get(k)!r}, not {mine.get(k)!r})")
+    if not pending:
+        raise ConfigError(f"--resume: {out} holds a finished run (nothing pending)")
+    done = [m for m in cfg.methods if m not in pending]
+    if "bc_rl" in pending and not (out / "bc" / "policy.pt").is_file():
+        raise ConfigError(f"--resume: {out} has no bc/policy.pt for BC + RL to start from")
+    return {"done": done, "prior": prior}
+
+
+def run_miniwob(cfg: MiniWoBConfig, out: str | Path, command: str = "", log=print, resume: bool = False) -> Path:
+    """Run the experiment into ``out``. ``resume``: continue the stopped run there (the same
+    config): the methods it finished keep their rows and per-instance outcomes, its BC planner
+    (``bc/policy.pt``) is not trained again, the pending methods run."""
     from navrl.device.browser import BrowserBackend
     from navrl.device.ray_farm import make_device_factory
     from navrl.agent.planner import ExpertPlanner
     miniwob = get_suite("miniwob")
     out = Path(out)
     t0 = time.perf_counter()
+    back = _resumed(cfg, out) if resume else None
     prov = provenance(cfg.seed, dict(cfg.__dict__))   # the checkout the run starts from (it may change while it runs)
     preset = cfg.preset_used()
     tcfg = cfg.train_config()
@@ -251,12 +302,24 @@ def run_miniwob(cfg: MiniWoBConfig, out: str | Path, command: str = "", log=prin
     rows: list[dict] = []
     outcomes: dict[tuple[str, str], dict[str, bool]] = {}
     meta: dict = {"throughput": {}}
+    done: list[str] = []
+    if back is not None:
+        prior, done = back["prior"], back["done"]
+        rows = [r for r in prior["rows"] if r["method"] in done]
+        outcomes = {(m, t): v for m in done for t, v in prior["outcomes"].get(m, {}).items()}
+        meta.update({k: prior[k] for k in ("bc", "dagger") if k in prior},
+                    throughput={m: v for m, v in prior.get("throughput", {}).items() if m in done},
+                    resumed={"commit": prior.get("commit"), "minutes": prior.get("minutes", 0), "done": list(done)})
+        log(f"resuming {out}: {', '.join(LABELS[m] for m in done) or 'nothing'} measured at "
+            f"{str(prior.get('commit'))[:7]}; to run: {', '.join(LABELS[m] for m in cfg.methods if m not in done)}")
+    trained = back is not None and (out / "bc" / "policy.pt").is_file()   # the stopped run's BC planner
     try:
         # BC: the scripted solutions' successful episodes, fresh instances of their own
         scripted = [t for t in cfg.tasks if t in (miniwob.expert_names() or ())]
         bc = build_policy(preset, cfg.seed, "web")
         demos: list = []
-        if scripted and {"bc", "bc_rl"} & set(cfg.methods):     # RL only needs no demonstrations
+        # RL only needs no demonstrations; a resumed run, only for BC + RL's PPO-ptx
+        if scripted and (({"bc_rl"} if trained else {"bc", "bc_rl"}) - set(done)) & set(cfg.methods):
             demo_tasks = miniwob.tasks(len(scripted) * cfg.bc_episodes_per_task, cfg.seed + 1,
                                        SuiteOptions(names=tuple(scripted), phone=cfg.phone))
             header = {"tasks": scripted, "seed": cfg.seed + 1, "episodes_per_task": cfg.bc_episodes_per_task,
@@ -278,10 +341,14 @@ def run_miniwob(cfg: MiniWoBConfig, out: str | Path, command: str = "", log=prin
                 if path is not None:
                     save_demonstrations(path, steps, {**header, "provenance": prov})
             demos = [d for _, d in steps]
-            res = train_sft(bc, demos, preset.sft)
-            meta["bc"] = {"tasks": scripted, "demonstration_steps": len(demos), "seconds": res.seconds}
-            demos += _dagger(cfg, bc, demos, scripted, judges, farm, preset.sft, meta, log)
-        save_policy(bc, out / "bc" / "policy.pt", {"stage": "bc", "tasks": scripted})
+            if trained:
+                demos += _saved_labels(cfg, out, scripted, log)
+            else:
+                res = train_sft(bc, demos, preset.sft)
+                meta["bc"] = {"tasks": scripted, "demonstration_steps": len(demos), "seconds": res.seconds}
+                demos += _dagger(cfg, bc, demos, scripted, judges, farm, preset.sft, meta, log, out)
+        if not trained:
+            save_policy(bc, out / "bc" / "policy.pt", {"stage": "bc", "tasks": scripted})
 
         def evaluate_all(method: str, policy) -> None:
             policy = greedy(policy)
@@ -324,21 +391,21 @@ def run_miniwob(cfg: MiniWoBConfig, out: str | Path, command: str = "", log=prin
         def outputs(done: list[str]) -> None:
             """The tables of the methods measured so far: a run stopped in a later method (the
             all-task run takes ~2.5 h) keeps what it measured, marked partial."""
-            meta.update(minutes=(time.perf_counter() - t0) / 60, **prov, command=command,
+            meta.update(minutes=(time.perf_counter() - t0) / 60 + meta.get("resumed", {}).get("minutes", 0),
+                        **prov, command=command,
                         config=dict(cfg.__dict__), pending=[m for m in cfg.methods if m not in done])
             write_outputs(cfg, rows, outcomes, meta, out)
 
-        done: list[str] = []
-        if "bc" in cfg.methods:
+        if "bc" in cfg.methods and "bc" not in done:
             log("BC only")
             evaluate_all("bc", load_policy(out / "bc" / "policy.pt"))
             done.append("bc")
             outputs(done)
-        if "bc_rl" in cfg.methods:
+        if "bc_rl" in cfg.methods and "bc_rl" not in done:
             rl("bc_rl", load_policy(out / "bc" / "policy.pt"))
             done.append("bc_rl")
             outputs(done)
-        if "rl" in cfg.methods:
+        if "rl" in cfg.methods and "rl" not in done:
             rl("rl", build_policy(preset, cfg.seed, "web"))
             done.append("rl")
     finally:
@@ -422,6 +489,9 @@ def results_markdown(cfg: MiniWoBConfig, rows: list[dict], comps: list[dict], me
              f"{cfg.bc_episodes_per_task} scripted episodes per scripted task; {cfg.updates} RL updates; "
              f"{cfg.eval_episodes} fresh instances per task and method (seed block {cfg.eval_seed}); screen `{cfg.phone}`; "
              f"{cfg.pages} browser pages; {meta.get('minutes', 0):.0f} min",
+             *([f"- resumed: {', '.join(LABELS[m] for m in meta['resumed']['done']) or 'nothing'} measured by the "
+                f"stopped run at `{meta['resumed']['commit']}` (its BC planner kept); the minutes are both runs'"]
+               if meta.get("resumed") else []),
              *([f"- **partial**: written after {', '.join(LABELS[m] for m in cfg.methods if m not in meta['pending'])}; "
                 f"not measured (the run stopped or is still running): {', '.join(LABELS[m] for m in meta['pending'])}"]
                if meta.get("pending") else []),
