@@ -219,6 +219,8 @@ def test_dagger_labels_the_bc_planners_own_screens_and_a_stopped_run_resumes_wit
         real(self, *a, sft_demos=sft_demos, **k)
     monkeypatch.setattr(mw.Trainer, "__init__", spy)
     planner = (out / "bc" / "policy.pt").read_bytes()
+    (out / "bc_rl").mkdir(exist_ok=True)
+    (out / "bc_rl" / "metrics.jsonl").write_text('{"update": 7, "stale": true}\n')   # the stopped training's
     assert main(["experiment", "miniwob", "--config", str(cfg), "--out", str(out)]) == 2      # no --resume
     assert "--resume to continue it" in capsys.readouterr().err
     assert main(["experiment", "miniwob", "--config", str(cfg), "--out", str(out), "--resume"]) == 0
@@ -229,6 +231,8 @@ def test_dagger_labels_the_bc_planners_own_screens_and_a_stopped_run_resumes_wit
     assert (out / "bc" / "policy.pt").read_bytes() == planner and again["pending"] == []
     assert [r for r in again["rows"] if r["method"] == "bc"] == res["rows"]
     assert {r["task"] for r in again["rows"] if r["method"] == "bc_rl"} == {"click-test", "focus-text"}
+    from navrl.rl.metrics import read_metrics
+    assert [r.get("stale") for r in read_metrics(out / "bc_rl")] == [None] * len(read_metrics(out / "bc_rl")) != []
     assert again["dagger"] == res["dagger"] and again["resumed"]["done"] == ["bc"]
     assert "- resumed: BC only measured by the stopped run" in (out / "results.md").read_text()
     assert main(["experiment", "miniwob", "--config", str(cfg), "--out", str(out), "--resume"]) == 2

@@ -16,6 +16,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -310,6 +311,9 @@ def run_miniwob(cfg: MiniWoBConfig, out: str | Path, command: str = "", log=prin
         meta.update({k: prior[k] for k in ("bc", "dagger") if k in prior},
                     throughput={m: v for m, v in prior.get("throughput", {}).items() if m in done},
                     resumed={"commit": prior.get("commit"), "minutes": prior.get("minutes", 0), "done": list(done)})
+        for m in cfg.methods:      # a pending method's partial training (metrics.jsonl appends) starts over
+            if m not in done and (out / m).is_dir() and m != "bc":
+                shutil.rmtree(out / m)
         log(f"resuming {out}: {', '.join(LABELS[m] for m in done) or 'nothing'} measured at "
             f"{str(prior.get('commit'))[:7]}; to run: {', '.join(LABELS[m] for m in cfg.methods if m not in done)}")
     trained = back is not None and (out / "bc" / "policy.pt").is_file()   # the stopped run's BC planner
