@@ -4,7 +4,7 @@ from __future__ import annotations
 import hashlib
 import io
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, NamedTuple
 
 from PIL import Image
 
@@ -122,3 +122,63 @@ def ui_hash(obs: Observation) -> str:
     for n in obs.nodes:
         h.update(f"{n.role}|{n.label}|{n.value}|{n.focused}|{n.bounds}".encode())
     return h.hexdigest()
+
+
+# ------------------------------------------------------------------------------ drawn things
+# A drawn thing is listed by what a person sees (the browser device): a shape is an ``image``
+# labelled "large red circle" (description ``shape``); a drawn letter or digit is ``text`` of one
+# character whose description is its size and colour ("small blue"). MiniWoB++'s scripts and the
+# pointer planner's inputs read them the same way through these two functions.
+SAME_COLOUR = {"aqua": "cyan", "fuchsia": "magenta", "gray": "grey"}
+"""Colour names the pages use that name the same colour as the tree's name."""
+SAME_KIND = {"square": "rectangle"}
+"""MiniWoB's "rectangle" is drawn as a square."""
+DRAWN_SIZES = ("small", "large")
+_KIND_WORDS = {"letter": "letter", "digit": "digit", "number": "digit", "item": "item", "shape": "shape"}
+
+
+class DrawnThing(NamedTuple):
+    size: str       # "small", "large" or ""
+    colour: str     # the tree's colour words ("light blue")
+    type: str       # "shape", "letter" or "digit"
+    what: str       # the shape's kind ("circle", "rectangle") or the character itself
+
+
+def drawn_thing(role: str, label: str, description: str) -> DrawnThing | None:
+    """What a node of ``role`` / ``label`` / ``description`` draws, None for another node."""
+    lab = label.strip()
+    if role == "image" and description == "shape" and lab:
+        w = lab.lower().split()
+        size = w[0] if w[0] in DRAWN_SIZES else ""
+        return DrawnThing(size, " ".join(w[1 if size else 0:-1]), "shape", SAME_KIND.get(w[-1], w[-1]))
+    if role == "text" and description and len(lab) == 1 and lab.isalnum():
+        w = description.lower().split()
+        size = w[0] if w and w[0] in DRAWN_SIZES else ""
+        return DrawnThing(size, " ".join(w[1 if size else 0:]), "digit" if lab.isdigit() else "letter", lab)
+    return None
+
+
+def _singular(word: str) -> str:
+    return word[:-1] if len(word) > 1 and word.endswith("s") and not word.endswith("ss") else word
+
+
+def fits_description(thing: DrawnThing, words: list[str]) -> bool:
+    """Whether ``thing`` fits MiniWoB's description ``words`` ("large red circle", "small item",
+    "blue letter", "q", "circles": a size, a colour, then a type, a shape, a character or "item";
+    plurals and the synonyms above read as the tree names them; a drawn character keeps its case)."""
+    words = list(words)
+    if words and words[0].lower() in DRAWN_SIZES:
+        if thing.size != words.pop(0).lower():
+            return False
+    if len(words) > 1:
+        if thing.colour != SAME_COLOUR.get(words[0].lower(), words[0].lower()):
+            return False
+        words = words[1:]
+    if len(words) != 1:
+        return False
+    w = words[0] if len(words[0]) == 1 else _singular(words[0].lower())
+    if len(w) == 1:
+        return w == thing.what
+    w = SAME_KIND.get(w, w)
+    kind = _KIND_WORDS.get(w)
+    return kind == "item" or kind == thing.type or w == thing.what

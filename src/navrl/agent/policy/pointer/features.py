@@ -28,7 +28,7 @@ from navrl.agent.policy.pointer.text import (Piece, STOPWORDS, phrase_in, alignm
                                              pieces, span_text, spans, trigrams)
 from navrl.agent.steps import is_drag, ordinal
 from navrl.lru import BoundedCache
-from navrl.observation import UINode
+from navrl.observation import SAME_KIND, DrawnThing, UINode, drawn_thing, fits_description
 from navrl.tasks.task import step_kinds_of
 
 KINDS = ("tap", "long_press", "type", "swipe_up", "swipe_down", "swipe_left", "swipe_right", "home", "ask",
@@ -814,48 +814,11 @@ do is a conjunction and a count, which attention over word pieces does not make;
 ``type_on_screen`` only (the MiniWoB++ configs)."""
 _DESCRIBED = (re.compile(r"\bhow many (.+?) (?:are|is) there\b"), re.compile(r"\bclick on an? (.+?)\.?$"),
               re.compile(r"\bdrag all (.+?) into\b"))
-_SIZES = ("small", "large")
-_SAME_COLOUR = {"aqua": "cyan", "fuchsia": "magenta", "gray": "grey"}
-_SAME_KIND = {"square": "rectangle"}
-_KIND_WORDS = {"letter": "letter", "digit": "digit", "number": "digit", "item": "item", "shape": "shape"}
 
 
-def _singular(word: str) -> str:
-    return word[:-1] if len(word) > 1 and word.endswith("s") and not word.endswith("ss") else word
-
-
-def _drawn(n: list) -> tuple[str, str, str, str] | None:
-    """(size, colour, type, what) of a drawn thing's node row, None for another node."""
-    lab, desc = str(n[1]).strip(), str(n[7]) if len(n) > 7 and n[7] else ""
-    if n[0] == "image" and desc == "shape" and lab:
-        w = lab.lower().split()
-        size = w[0] if w[0] in _SIZES else ""
-        return size, " ".join(w[1 if size else 0:-1]), "shape", _SAME_KIND.get(w[-1], w[-1])
-    if n[0] == "text" and desc and len(lab) == 1 and lab.isalnum():
-        w = desc.lower().split()
-        size = w[0] if w and w[0] in _SIZES else ""
-        return size, " ".join(w[1 if size else 0:]), "digit" if lab.isdigit() else "letter", lab
-    return None
-
-
-def _fits(thing: tuple[str, str, str, str], words: list[str]) -> bool:
-    size, colour, typ, what = thing
-    words = list(words)
-    if words and words[0].lower() in _SIZES:
-        if size != words.pop(0).lower():
-            return False
-    if len(words) > 1:
-        if colour != _SAME_COLOUR.get(words[0].lower(), words[0].lower()):
-            return False
-        words = words[1:]
-    if len(words) != 1:
-        return False
-    w = words[0] if len(words[0]) == 1 else _singular(words[0].lower())   # a drawn character keeps its case
-    if len(w) == 1:
-        return w == what
-    w = _SAME_KIND.get(w, w)
-    kind = _KIND_WORDS.get(w)
-    return kind == "item" or kind == typ or w == what
+def _drawn(n: list) -> DrawnThing | None:
+    """What a node row draws (:func:`navrl.observation.drawn_thing`), None for another node."""
+    return drawn_thing(n[0], str(n[1]), str(n[7]) if len(n) > 7 and n[7] else "")
 
 
 def _drawn_things_columns(goal: str, nodes: list, nf: np.ndarray) -> None:
@@ -870,7 +833,7 @@ def _drawn_things_columns(goal: str, nodes: list, nf: np.ndarray) -> None:
     words = g[m.start(1):m.end(1)].split()            # the goal's own case: "Ks" is not "ks"
     if len(words[-1]) == 2 and words[-1][1] == "s" and words[-1][0].isalnum():
         words[-1] = words[-1][0]                       # "Ks", "7s": a drawn character, plural
-    fit = [i for i, t in things if _fits(t, words)]
+    fit = [i for i, t in things if fits_description(t, words)]
     nf[fit, _COL_FITS_DESCRIPTION] = 1.0
     if m.re is _DESCRIBED[0]:
         count = str(len(fit))
@@ -893,13 +856,13 @@ def _names_drawn_column(nodes: list, nf: np.ndarray) -> None:
     for n in nodes:
         t = _drawn(n)
         if t is not None:
-            names.update(_CATEGORY[t[2]])
-            if t[2] == "shape":
-                names.add(t[3])
+            names.update(_CATEGORY[t.type])
+            if t.type == "shape":
+                names.add(t.what)
     if not names:
         return
     for i, n in enumerate(nodes):
-        if n[0] == "button" and _SAME_KIND.get(w := str(n[1]).strip().lower(), w) in names:
+        if n[0] == "button" and SAME_KIND.get(w := str(n[1]).strip().lower(), w) in names:
             nf[i, _COL_NAMES_DRAWN] = 1.0
 
 

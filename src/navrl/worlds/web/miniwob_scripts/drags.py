@@ -8,9 +8,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from navrl.observation import Observation, UINode
+from navrl.observation import SAME_KIND, Observation, UINode
 from navrl.worlds.web.miniwob_scripts.common import MiniWoBTask, Script, ref
-from navrl.worlds.web.miniwob_scripts.visual import _SAME_KIND, _colour
+from navrl.worlds.web.miniwob_scripts.visual import _colour
 
 __all__ = ["SCRIPTS", "TASKS"]
 
@@ -56,7 +56,7 @@ def _s_drag_direction(goal: str, obs: Observation, dev: Any = None) -> str:
 def _kind(n: UINode) -> str:
     """A drawn shape's kind as MiniWoB names it: rectangle (drawn as a square), circle, triangle."""
     w = n.label.split()[-1]
-    return _SAME_KIND.get(w, w)
+    return SAME_KIND.get(w, w)
 
 
 def _colour_of(n: UINode) -> str:

@@ -9,19 +9,13 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from navrl.observation import Observation, UINode
+from navrl.observation import SAME_COLOUR, SAME_KIND, Observation, UINode, drawn_thing, fits_description
 from navrl.worlds.web.miniwob_scripts.common import MiniWoBTask, Script, field, fill, nodes, q, tap
 
 __all__ = ["SCRIPTS", "TASKS"]
 
-_SAME_COLOUR = {"aqua": "cyan", "fuchsia": "magenta", "gray": "grey"}
-"""Colour names the pages use that name the same colour as the tree's name."""
-_SAME_KIND = {"square": "rectangle"}
-"""MiniWoB's "rectangle" is drawn as a square."""
-
-
 def _colour(word: str) -> str:
-    return _SAME_COLOUR.get(word.lower(), word.lower())
+    return SAME_COLOUR.get(word.lower(), word.lower())
 
 
 def _boxes(obs: Observation) -> list[UINode]:
@@ -50,35 +44,16 @@ def _s_click_shades(goal: str, obs: Observation, dev: Any = None) -> str:
 
 
 def _items(obs: Observation) -> list[dict]:
-    """The drawn things of the picture: (node, size, colour, type, text)."""
-    out = []
-    for n in obs.nodes:
-        if n.role == "image" and n.description == "shape":
-            words = n.label.split()
-            size = words[0] if words[0] in ("small", "large") else ""
-            kind = _SAME_KIND.get(words[-1], words[-1])
-            colour = " ".join(words[1 if size else 0:-1])
-            out.append({"node": n, "size": size, "colour": colour, "type": "shape", "text": kind})
-        elif n.role == "text" and n.description and len(n.label) == 1 and n.label.isalnum():
-            words = n.description.split()
-            size = words[0] if words[0] in ("small", "large") else ""
-            out.append({"node": n, "size": size, "colour": " ".join(words[1 if size else 0:]),
-                        "type": "digit" if n.label.isdigit() else "letter", "text": n.label})
-    return out
+    """The drawn things of the picture (:func:`navrl.observation.drawn_thing`): node, size,
+    colour, type, text (a shape's kind or the character)."""
+    return [{"node": n, "size": t.size, "colour": t.colour, "type": t.type, "text": t.what, "thing": t}
+            for n in obs.nodes if (t := drawn_thing(n.role, n.label, n.description or "")) is not None]
 
 
 def _matches(item: dict, desc: str) -> bool:
     """Whether a drawn thing fits MiniWoB's description ("large red circle", "small item",
-    "blue letter", "q": size, colour, then a type, a shape, a character or "item")."""
-    words = desc.split()
-    if words and words[0] in ("small", "large"):
-        if item["size"] != words.pop(0):
-            return False
-    if len(words) > 1:
-        if item["colour"] != _colour(words.pop(0)):
-            return False
-    what = words[0] if words else "item"
-    return what == "item" or what in (item["type"], item["text"])
+    "blue letter", "q"): :func:`navrl.observation.fits_description`."""
+    return fits_description(item["thing"], desc.split())
 
 
 def _s_click_shape(goal: str, obs: Observation, dev: Any = None) -> str:
