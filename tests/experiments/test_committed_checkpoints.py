@@ -28,8 +28,8 @@ CHECKS = {
     # MiniWoB++ BC + RL planner of the same run: 2 episodes of 4 of the tasks scripted for issue #28
     "docs/results/miniwob/bc_rl/policy.pt": ("miniwob", 8, SuiteOptions(
         names=("focus-text-2", "click-button-sequence", "enter-text-2", "email-inbox"), phone="160x210@1"), 0.5),
-    # MiniWoB++ BC + RL planner over all 112 tasks (a43e514): 2 episodes of 4 tasks scripted since
-    # (100, 100, 100, 100 of 50 each when written)
+    # MiniWoB++ BC + RL planner over all 113 tasks (BC and DAgger at 41d1a63, RL at 81c59d5): 2 episodes
+    # of 4 scripted tasks (100, 100, 100, 100 of 50 each when written: all/rerun_81c59d5.md)
     "docs/results/miniwob/all/bc_rl/policy.pt": ("miniwob", 8, SuiteOptions(
         names=("login-user-popup", "click-tab-2-easy", "phone-book", "click-dialog-2"), phone="160x210@1"), 0.5),
 }
