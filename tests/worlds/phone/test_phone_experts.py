@@ -8,21 +8,33 @@ from navrl.worlds.phone.expert import run_expert
 from navrl.worlds.phone.task import make_task, templates
 
 N_SEEDS = 50
+"""Seeds per template and skin in the slow run (``make test-all``); the default run plays the first 20."""
 
 
-@pytest.mark.parametrize("skin", ["ios", "android"])
-@pytest.mark.parametrize("name", sorted(templates()))
-def test_expert_solves_template(name: str, skin: str) -> None:
+def _expert_solves(name: str, skin: str, n_seeds: int) -> None:
     for perturb, need in ((PerturbConfig.off(), 0.99), (PerturbConfig(), 0.95)):
         ok, bad = 0, []
-        for seed in range(N_SEEDS):
+        for seed in range(n_seeds):
             task = make_task(name, seed, skin=skin, perturb=perturb)
             run = run_expert(task)
             if run.success or run.blocked:
                 ok += 1
             else:
                 bad.append((seed, [s.step for s in run.steps][-5:]))
-        assert ok / N_SEEDS >= need, f"{name}/{skin} perturb={perturb.popup > 0}: {ok}/{N_SEEDS}; {bad[:3]}"
+        assert ok / n_seeds >= need, f"{name}/{skin} perturb={perturb.popup > 0}: {ok}/{n_seeds}; {bad[:3]}"
+
+
+@pytest.mark.parametrize("skin", ["ios", "android"])
+@pytest.mark.parametrize("name", sorted(templates()))
+def test_expert_solves_template(name: str, skin: str) -> None:
+    _expert_solves(name, skin, 20)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("skin", ["ios", "android"])
+@pytest.mark.parametrize("name", sorted(templates()))
+def test_expert_solves_template_on_50_seeds(name: str, skin: str) -> None:
+    _expert_solves(name, skin, N_SEEDS)
 
 
 @pytest.mark.parametrize("name", sorted(n for n, t in templates().items() if t.family.value == "answer"))

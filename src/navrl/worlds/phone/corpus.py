@@ -2,6 +2,8 @@
 (registered as the world's hooks ``vocabulary``, ``entity_words`` and ``corpus``)."""
 from __future__ import annotations
 
+from functools import lru_cache
+
 from navrl.agent.policy.pointer.text import STOPWORDS, pieces
 
 
@@ -17,7 +19,13 @@ def _param_words(value, out: set[str]) -> None:
 
 
 def entity_words(seeds: int = 60) -> set[str]:
-    """Words of any template's parameters over ``seeds`` instances (names, titles, places ...)."""
+    """Words of any template's parameters over ``seeds`` instances (names, titles, places ...).
+    Computed once per ``seeds`` in a process (the world is deterministic); a fresh set each call."""
+    return set(_entity_words(seeds))
+
+
+@lru_cache(maxsize=4)
+def _entity_words(seeds: int) -> frozenset[str]:
     from navrl.worlds.phone.task import make_task, templates
     out: set[str] = set()
     for name in templates():
@@ -25,12 +33,19 @@ def entity_words(seeds: int = 60) -> set[str]:
             task = make_task(name, 7919 * s + 13)
             _param_words(task.params, out)
             _param_words(task.profile, out)
-    return out - STOPWORDS
+    return frozenset(out - STOPWORDS)
 
 
 def phone_world_vocabulary(n_tasks: int = 160, seed: int = 0, min_count: int = 2) -> list[str]:
     """UI words of the phone world: seen at least ``min_count`` times on train-suite screens
-    (perturbations on, so pop-up and consent buttons are in) or in goals, minus entities."""
+    (perturbations on, so pop-up and consent buttons are in) or in goals, minus entities.
+    Computed once per argument set in a process (~0.7 s: the expert walks every task; the world
+    is deterministic); a fresh list each call."""
+    return list(_vocabulary(n_tasks, seed, min_count))
+
+
+@lru_cache(maxsize=8)
+def _vocabulary(n_tasks: int, seed: int, min_count: int) -> tuple[str, ...]:
     from collections import Counter
 
     from navrl.worlds.phone.sim.world import PhoneWorld
@@ -46,7 +61,7 @@ def phone_world_vocabulary(n_tasks: int = 160, seed: int = 0, min_count: int = 2
     ents = entity_words()
     apps = {p.key for name in PhoneWorld(seed=0).state.installed for p in pieces(name) if p.is_word}
     words = {k for k, c in counts.items() if c >= min_count and k not in ents}
-    return sorted(words | STOPWORDS | apps)
+    return tuple(sorted(words | STOPWORDS | apps))
 
 
 def corpus_and_labels(n_tasks: int, seed: int) -> tuple[list[str], set[str]]:
