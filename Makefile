@@ -34,7 +34,7 @@ demo: setup
 
 # pytest-xdist workers: one and a half per core, each test file on one worker (its module fixtures
 # built once). A third of the suite's wall time waits on browsers, Ray hosts and simulated device
-# latency rather than computing: on 2 cores 3 workers ran it in 511 s, 2 in 591 (2026-12-07).
+# latency rather than computing: on 2 cores 3 workers ran it in 511 and 584 s, 2 in 591 and ~600 (2026-12-07).
 # `$(PY) -m pytest` alone runs the same tests in one process; WORKERS=N overrides.
 WORKERS ?= $(shell python3 -c "import os; print(max(1, len(os.sched_getaffinity(0)) * 3 // 2))")
 test: setup
