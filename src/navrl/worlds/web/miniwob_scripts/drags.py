@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from navrl.observation import SAME_KIND, Observation, UINode
+from navrl.observation import Observation, UINode, drawn_thing
 from navrl.worlds.web.miniwob_scripts.common import MiniWoBTask, Script, ref
 from navrl.worlds.web.miniwob_scripts.visual import _colour
 
@@ -55,13 +55,11 @@ def _s_drag_direction(goal: str, obs: Observation, dev: Any = None) -> str:
 
 def _kind(n: UINode) -> str:
     """A drawn shape's kind as MiniWoB names it: rectangle (drawn as a square), circle, triangle."""
-    w = n.label.split()[-1]
-    return SAME_KIND.get(w, w)
+    return drawn_thing("image", n.label, "shape").what
 
 
 def _colour_of(n: UINode) -> str:
-    words = n.label.split()
-    return " ".join(words[1 if words[0] in ("small", "large") else 0:-1])
+    return drawn_thing("image", n.label, "shape").colour
 
 
 def _sort_shapes(obs: Observation, goal: str) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from navrl.observation import SAME_COLOUR, SAME_KIND, Observation, UINode, drawn_thing, fits_description
+from navrl.observation import SAME_COLOUR, DrawnThing, Observation, UINode, drawn_thing, fits_description
 from navrl.worlds.web.miniwob_scripts.common import MiniWoBTask, Script, field, fill, nodes, q, tap
 
 __all__ = ["SCRIPTS", "TASKS"]
@@ -43,24 +43,16 @@ def _s_click_shades(goal: str, obs: Observation, dev: Any = None) -> str:
     return 'Tap "Submit"'
 
 
-def _items(obs: Observation) -> list[dict]:
-    """The drawn things of the picture (:func:`navrl.observation.drawn_thing`): node, size,
-    colour, type, text (a shape's kind or the character)."""
-    return [{"node": n, "size": t.size, "colour": t.colour, "type": t.type, "text": t.what, "thing": t}
-            for n in obs.nodes if (t := drawn_thing(n.role, n.label, n.description or "")) is not None]
-
-
-def _matches(item: dict, desc: str) -> bool:
-    """Whether a drawn thing fits MiniWoB's description ("large red circle", "small item",
-    "blue letter", "q"): :func:`navrl.observation.fits_description`."""
-    return fits_description(item["thing"], desc.split())
+def _items(obs: Observation) -> list[tuple[UINode, DrawnThing]]:
+    """The drawn things of the picture, each with its node (:func:`navrl.observation.drawn_thing`)."""
+    return [(n, t) for n in obs.nodes if (t := drawn_thing(n.role, n.label, n.description or "")) is not None]
 
 
 def _s_click_shape(goal: str, obs: Observation, dev: Any = None) -> str:
     """Tap the first drawn thing that fits the goal's description."""
     m = re.search(r"Click on an? (.+?)\.?$", goal.strip())
     desc = m.group(1) if m else "item"
-    hit = next((it["node"] for it in _items(obs) if _matches(it, desc)), None)
+    hit = next((n for n, t in _items(obs) if fits_description(t, desc.split())), None)
     return tap(obs, hit) if hit is not None else "Swipe up"
 
 
@@ -68,7 +60,7 @@ def _s_count_shape(goal: str, obs: Observation, dev: Any = None) -> str:
     """Count the drawn things that fit the goal's description and tap the button of that number."""
     m = re.search(r"How many (.+?)s are there", goal)
     desc = m.group(1) if m else "item"
-    n = str(sum(_matches(it, desc) for it in _items(obs)))
+    n = str(sum(fits_description(t, desc.split()) for _, t in _items(obs)))
     hit = next((b for b in nodes(obs, "button") if b.label == n), None)
     return tap(obs, hit) if hit is not None else "Swipe up"
 
@@ -78,8 +70,8 @@ def _s_identify_shape(goal: str, obs: Observation, dev: Any = None) -> str:
     its = _items(obs)
     if not its:
         return "Swipe up"
-    it = its[0]
-    name = {"letter": "Letter", "digit": "Number"}.get(it["type"]) or it["text"].capitalize()
+    _, t = its[0]
+    name = {"letter": "Letter", "digit": "Number"}.get(t.type) or t.what.capitalize()
     return f"Tap {q(name)}"
 
 
