@@ -497,7 +497,7 @@ def test_settle_waits_for_running_animations_but_not_endless_ones(host, site):
     d = BrowserDevice(WebApp("test", site.url("animated.html")), host=host, phone="160x210@1")
     try:
         obs = d.observe()
-        for button, shows, at_least in (("Slide", "slid open", 0.65), ("Fade", "faded", 0.55)):
+        for button, shows, at_least in (("Slide", "slid open", 0.45), ("Fade", "faded", 0.3)):
             t0 = time.monotonic()
             d.act(Action.tap(*node(obs, button).center))
             took = time.monotonic() - t0

@@ -75,11 +75,17 @@ INIT_JS = r"""
     }
     return false;
   };
+  // An animation's end is seen before its finish event runs (Chrome dispatches it at the next
+  // rendering update), so after one was under way settle waits two frames more, for the page's
+  // reaction to the end (an onfinish handler) to be in the tree it reads.
   N.settle = (maxMs, scrolled) => new Promise((resolve) => {
     const t0 = performance.now(), animMs = Math.min(maxMs, 1000);
+    let ran = false;
     const tick = () => {
-      const dt = performance.now() - t0;
-      if ((!N.busy() && !(dt < animMs && N.animating())) || dt >= maxMs) resolve(N.leaving ? null : N.sig());
+      const dt = performance.now() - t0, moving = dt < animMs && N.animating();
+      ran = ran || moving;
+      if (dt >= maxMs || (!N.busy() && !moving && !ran)) resolve(N.leaving ? null : N.sig());
+      else if (!N.busy() && !moving) { ran = false; frame().then(frame).then(tick); }
       else st(tick, 4);
     };
     if (scrolled) N.scrollStill(Math.min(maxMs, 1000)).then(tick); else tick();
