@@ -8,8 +8,6 @@ import pytest
 import torch
 
 from navrl.cli.main import main
-from navrl.experiments.pipeline import run_sft
-from navrl.rl.presets import get_preset
 
 from conftest import KEY_ENV, SECRET, reply, status
 
@@ -17,10 +15,8 @@ torch.set_num_threads(1)
 
 
 @pytest.fixture(scope="module")
-def sft_path(tmp_path_factory):
-    out = tmp_path_factory.mktemp("sft")
-    run_sft(get_preset("quick-pointer"), out)
-    return out / "sft.pt"
+def sft_path(quick_pointer_sft):
+    return quick_pointer_sft
 
 
 @pytest.fixture

@@ -10,8 +10,6 @@ import torch
 
 from navrl.api.testing import FakeChatServer, reply
 from navrl.cli.main import main
-from navrl.experiments.pipeline import run_sft
-from navrl.rl.presets import get_preset
 from navrl.worlds.phone.synth import SUITE_FORMAT, SUITE_VERSION
 from test_farm_android import FIX, FakeAdb
 
@@ -31,16 +29,15 @@ def judge(monkeypatch):
     srv.close()
 
 
-def test_ppo_on_android_devices_through_adb(judge, tmp_path):
+def test_ppo_on_android_devices_through_adb(judge, tmp_path, quick_pointer_sft):
     adb = FakeAdb((FIX / "uiautomator_settings.xml").read_bytes(), serials=SERIALS)
     suite = tmp_path / "goals.json"
     suite.write_text(json.dumps({"format": SUITE_FORMAT, "version": SUITE_VERSION, "name": "goals", "tasks": [
         {"id": 1, "goal": "Open the Wi-Fi settings", "apps": ["Settings"]},
         {"id": 2, "goal": "Open the display settings", "apps": ["Settings"]}]}))
-    run_sft(get_preset("quick-pointer"), tmp_path / "sft")
     run = tmp_path / "run"
     try:
-        rc = main(["train", "--preset", "quick-pointer", "--init", str(tmp_path / "sft" / "sft.pt"),
+        rc = main(["train", "--preset", "quick-pointer", "--init", str(quick_pointer_sft),
                    "--out", str(run), "--updates", "1", "--suite", f"synth:{suite}", "--devices", "android",
                    "--serials", ",".join(SERIALS), "--adb", f"127.0.0.1:{adb.port}",
                    "--reset", "clear:com.android.settings", "--judge-retries", "0",

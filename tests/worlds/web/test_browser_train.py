@@ -9,8 +9,6 @@ import torch
 
 from navrl.cli.main import main
 from navrl.device.browser import browser_ready
-from navrl.experiments.pipeline import run_sft
-from navrl.rl.presets import get_preset
 from navrl.worlds.web.tasks import miniwob_available
 
 pytestmark = pytest.mark.skipif(browser_ready() is not None or miniwob_available() is not None,
@@ -34,10 +32,8 @@ tasks:
 
 
 @pytest.fixture(scope="module")
-def sft_path(tmp_path_factory):
-    out = tmp_path_factory.mktemp("sft")
-    run_sft(get_preset("quick-pointer"), out)
-    return out / "sft.pt"
+def sft_path(quick_pointer_sft):
+    return quick_pointer_sft
 
 
 def _train(sft_path, run, *parts) -> dict:
