@@ -1,6 +1,6 @@
 """MiniWoB++ on the browser device: scripted solutions in navrl's Step language, grounded by the
-accessibility grounder, score reward 1 on 20 seeds of every scripted task (the tasks beyond the
-23-task table: 2 in the default run, the other 18 in the slow one); the page's own reward drives
+accessibility grounder, score reward 1 on 20 seeds of every scripted task (the default run: 4 seeds of the 23-task
+table's tasks, 1 of the others; the rest in the slow run); the page's own reward drives
 the judges; the episode is started the way core.js expects."""
 from __future__ import annotations
 
