@@ -6,10 +6,7 @@ import pytest
 from PIL import Image
 
 from navrl.api import APIConfig, ChatClient
-from navrl.api.testing import FakeChatServer, raw, reply, request_images, request_text, sleep, status  # noqa: F401
-
-SECRET = "sk-test-SECRET-0123456789abcdef"
-KEY_ENV = "NAVRL_TEST_API_KEY"
+from fake_api import KEY_ENV, SECRET, FakeChatServer
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from PIL import Image
 
 from navrl.api import (APIConfig, APIRequestError, APIUnavailable, ChatClient, MalformedReply, Price, PriceTable,
                        ResponseCache, extract_json)
-from conftest import KEY_ENV, SECRET, raw, reply, request_images, sleep, status
+from fake_api import KEY_ENV, SECRET, raw, reply, request_images, sleep, status
 
 MSG = [{"role": "system", "content": "be brief"}, {"role": "user", "content": "hello"}]
 

@@ -12,7 +12,7 @@ from navrl.device.base import DeviceError
 from navrl.worlds.phone.sim import PerturbConfig
 from navrl.observation import Observation
 from navrl.worlds.phone.task import make_task
-from conftest import reply, request_images, request_text, status
+from fake_api import reply, request_images, request_text, status
 
 SIZE = (400, 800)
 

@@ -18,7 +18,7 @@ from navrl.judge.verdicts import AskVerdict, EndReason, StepVerdict, TerminalVer
 from navrl.rollout.runner import EpisodeRunner, ui_hash
 from navrl.worlds.phone.expert import Memory
 from navrl.worlds.phone.task import make_task
-from conftest import KEY_ENV, FakeChatServer, reply, request_images, request_text, status
+from fake_api import KEY_ENV, FakeChatServer, reply, request_images, request_text, status
 
 
 def V(verdict, reason="because"):

@@ -18,7 +18,7 @@ from navrl.judge.llm import LLMStepJudge
 from navrl.worlds.phone.judges import OracleJudge
 from navrl.rollout.runner import EpisodeRunner
 from navrl.worlds.phone.task import make_task
-from conftest import KEY_ENV, SECRET, raw, reply, status
+from fake_api import KEY_ENV, SECRET, raw, reply, status
 
 MSG = [{"role": "user", "content": "hello"}]
 DEEP = b"[" * 200_000 + b"]" * 200_000

@@ -16,7 +16,7 @@ from navrl.rollout.runner import EpisodeRunner
 from navrl.tasks.llm_user import LLMUser
 from navrl.worlds.phone.task import make_task
 from navrl.tasks.user import UNKNOWN
-from conftest import KEY_ENV, reply, request_images, request_text, status
+from fake_api import KEY_ENV, reply, request_images, request_text, status
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ from navrl.rollout.runner import EpisodeRunner
 from navrl.worlds.phone.task import TaskError
 from navrl.worlds.phone.synth import (SynthError, SynthTask, SynthTaskSpec, apply_decisions, load_suite, parse_ids,
                                read_review, synthesize, write_review)
-from conftest import KEY_ENV, reply, request_text, status
+from fake_api import KEY_ENV, reply, request_text, status
 
 PAIRS = {"pairs": [{"apps": ["Weather", "Calendar"], "reason": "plan outdoor events on clear days"},
                    {"apps": ["quickbite", "Mail"], "reason": "order receipts arrive by mail"},   # case-insensitive

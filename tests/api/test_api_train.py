@@ -9,7 +9,7 @@ import torch
 
 from navrl.cli.main import main
 
-from conftest import KEY_ENV, SECRET, reply, status
+from fake_api import KEY_ENV, SECRET, reply, status
 
 torch.set_num_threads(1)
 
