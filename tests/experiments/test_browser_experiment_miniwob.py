@@ -183,8 +183,9 @@ def test_dagger_labels_the_bc_planners_own_screens_and_a_stopped_run_resumes_wit
                                                                                       monkeypatch):
     """``dagger``: after BC the planner plays fresh instances, the scripts label the screens it
     reached, BC trains on again; the round's record is in results.json and results.md, its labels
-    in ``dagger_labels.jsonl.gz``. A run stopped in BC + RL resumes with ``--resume``: BC's rows and
-    planner kept (not trained again), BC + RL's PPO-ptx fits the saved labels too; a resume of
+    in ``dagger_labels.jsonl.gz``, BC's demonstrations in ``bc_demonstrations.jsonl.gz``. A run stopped
+    in BC + RL resumes with ``--resume``: BC's rows and planner kept (not trained again), its
+    demonstrations read (not collected again), BC + RL's PPO-ptx fits the saved labels too; a resume of
     another config, or of a finished run, is one line and exit 2."""
     import navrl.experiments.miniwob as mw
     from navrl.rl.demo_file import load_demonstrations
@@ -209,6 +210,8 @@ def test_dagger_labels_the_bc_planners_own_screens_and_a_stopped_run_resumes_wit
     header, labels = load_demonstrations(out / "dagger_labels.jsonl.gz")
     assert len(labels) == d["labelled"] and header["rounds"] == 1
     assert res["pending"] == ["bc_rl"] and {r["method"] for r in res["rows"]} == {"bc"}
+    _, demos = load_demonstrations(out / "bc_demonstrations.jsonl.gz")     # BC's, for a resumed PPO-ptx
+    assert len(demos) == res["bc"]["demonstration_steps"]
 
     monkeypatch.undo()
     ptx: list = []
@@ -226,6 +229,9 @@ def test_dagger_labels_the_bc_planners_own_screens_and_a_stopped_run_resumes_wit
     assert main(["experiment", "miniwob", "--config", str(cfg), "--out", str(out), "--resume"]) == 0
     log = capsys.readouterr().out
     assert "resuming" in log and f"{d['labelled']} DAgger labels from" in log and "DAgger round" not in log
+    # the scripts are not played again: the stopped run's demonstrations are read
+    assert f"BC: {len(demos)} demonstration steps of 2 tasks from {out / 'bc_demonstrations.jsonl.gz'}" in log
+    assert "scripted episodes" not in log
     again = json.loads((out / "results.json").read_text())
     assert ptx == [res["bc"]["demonstration_steps"] + d["labelled"]]
     assert (out / "bc" / "policy.pt").read_bytes() == planner and again["pending"] == []

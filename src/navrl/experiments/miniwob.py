@@ -49,6 +49,7 @@ a column with no value for any of the run's tasks is left out."""
 EVAL_SEED = 7    # the evaluation instances' seed block (training draws its seeds from its own RNG)
 DAGGER_SEED_BLOCK = 100   # DAgger round r plays the instances of seed block 100 + r (BC's demonstrations: seed + 1)
 DAGGER_LABELS = "dagger_labels.jsonl.gz"   # in OUT: the screens DAgger's scripts labelled (a demonstrations file)
+BC_DEMOS = "bc_demonstrations.jsonl.gz"     # in OUT: the scripted episodes' steps BC trained on (read again on --resume)
 
 
 class _File(BaseModel):
@@ -281,7 +282,8 @@ def _resumed(cfg: MiniWoBConfig, out: Path) -> dict:
 def run_miniwob(cfg: MiniWoBConfig, out: str | Path, command: str = "", log=print, resume: bool = False) -> Path:
     """Run the experiment into ``out``. ``resume``: continue the stopped run there (the same
     config): the methods it finished keep their rows and per-instance outcomes, its BC planner
-    (``bc/policy.pt``) is not trained again, the pending methods run."""
+    (``bc/policy.pt``) is not trained again nor are its demonstrations (``out/``:data:`BC_DEMOS`)
+    collected again, the pending methods run."""
     from navrl.device.browser import BrowserBackend
     from navrl.device.ray_farm import make_device_factory
     from navrl.agent.planner import ExpertPlanner
@@ -329,12 +331,16 @@ def run_miniwob(cfg: MiniWoBConfig, out: str | Path, command: str = "", log=prin
             header = {"tasks": scripted, "seed": cfg.seed + 1, "episodes_per_task": cfg.bc_episodes_per_task,
                       "phone": cfg.phone, "teacher": "template-compact"}
             path = Path(cfg.demonstrations) if cfg.demonstrations else None
-            if path is not None and path.exists():
+            # a resumed run reads the demonstrations its stopped run collected (BC + RL's PPO-ptx
+            # fits them) instead of playing the scripts again (half an hour over every task)
+            own = out / BC_DEMOS
+            read = path if path is not None and path.exists() else own if back is not None and own.exists() else None
+            if read is not None:
                 try:
-                    _, steps = load_demonstrations(path, expect=header)
+                    _, steps = load_demonstrations(read, expect=header)
                 except DemoFileError as e:     # the config names a file of other demonstrations: bad input
                     raise ConfigError(f"demonstrations: {e}") from None
-                log(f"BC: {len(steps)} demonstration steps of {len(scripted)} tasks from {path}")
+                log(f"BC: {len(steps)} demonstration steps of {len(scripted)} tasks from {read}")
             else:
                 log(f"BC: {len(demo_tasks)} scripted episodes of {len(scripted)} tasks")
                 steps = []
@@ -342,8 +348,9 @@ def run_miniwob(cfg: MiniWoBConfig, out: str | Path, command: str = "", log=prin
                     steps += collect_demonstrations(bc, 0, TemplateTeacher(compact=True),
                                                     tasks=demo_tasks[i:i + cfg.pages], expert=ExpertPlanner(),
                                                     judges=judges, devices=farm, with_task_ids=True)
-                if path is not None:
-                    save_demonstrations(path, steps, {**header, "provenance": prov})
+                for p in (own, path):
+                    if p is not None:
+                        save_demonstrations(p, steps, {**header, "provenance": prov})
             demos = [d for _, d in steps]
             if trained:
                 demos += _saved_labels(cfg, out, scripted, log)
