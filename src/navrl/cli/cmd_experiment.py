@@ -51,7 +51,9 @@ def _experiment(args, stem: str, load, run_it) -> int:
     prepare_out_dir(args.out, overwrite=args.overwrite, resume=resume, resumable=hasattr(args, "resume"))
     cmd = "navrl " + " ".join(shlex.quote(a) for a in sys.argv[1:])
     try:
-        res = run_it(cfg, args.out, command=cmd, **({"resume": True} if resume else {}))
+        # each line flushed: an hours-long run's log, redirected to a file, is read while it runs
+        res = run_it(cfg, args.out, command=cmd, log=lambda line: print(line, flush=True),
+                     **({"resume": True} if resume else {}))
     except ConfigError as e:      # --resume of a run that is not this config's
         raise CLIError(str(e)) from None
     print(f"results: {res}")
