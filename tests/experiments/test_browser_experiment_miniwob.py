@@ -210,6 +210,10 @@ def test_dagger_labels_the_bc_planners_own_screens_and_a_stopped_run_resumes_wit
     header, labels = load_demonstrations(out / "dagger_labels.jsonl.gz")
     assert len(labels) == d["labelled"] and header["rounds"] == 1
     assert res["pending"] == ["bc_rl"] and {r["method"] for r in res["rows"]} == {"bc"}
+    # the phases that ran to their end, timed (the stopped BC + RL training is not one of them)
+    first = ["demonstrations", "BC training", "DAgger", "BC only's evaluation"]
+    assert list(res["phases"]) == first and all(v > 0 for v in res["phases"].values())
+    assert 0 < sum(res["phases"].values()) <= res["minutes"]
     _, demos = load_demonstrations(out / "bc_demonstrations.jsonl.gz")     # BC's, for a resumed PPO-ptx
     assert len(demos) == res["bc"]["demonstration_steps"]
 
@@ -240,6 +244,9 @@ def test_dagger_labels_the_bc_planners_own_screens_and_a_stopped_run_resumes_wit
     from navrl.rl.metrics import read_metrics
     assert [r.get("stale") for r in read_metrics(out / "bc_rl")] == [None] * len(read_metrics(out / "bc_rl")) != []
     assert again["dagger"] == res["dagger"] and again["resumed"]["done"] == ["bc"]
+    assert list(again["phases"]) == first + ["BC + RL training", "BC + RL's evaluation"]
+    assert {k: again["phases"][k] for k in first} == res["phases"]
+    assert "- minutes by phase: demonstrations " in (out / "results.md").read_text()
     assert "- resumed: BC only measured by the stopped run" in (out / "results.md").read_text()
     assert main(["experiment", "miniwob", "--config", str(cfg), "--out", str(out), "--resume"]) == 2
     assert "finished run" in capsys.readouterr().err

@@ -18,6 +18,7 @@ import io
 import json
 import shutil
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -304,13 +305,13 @@ def run_miniwob(cfg: MiniWoBConfig, out: str | Path, command: str = "", log=prin
                                                       else "off"))
     rows: list[dict] = []
     outcomes: dict[tuple[str, str], dict[str, bool]] = {}
-    meta: dict = {"throughput": {}}
+    meta: dict = {"throughput": {}, "phases": {}}
     done: list[str] = []
     if back is not None:
         prior, done = back["prior"], back["done"]
         rows = [r for r in prior["rows"] if r["method"] in done]
         outcomes = {(m, t): v for m in done for t, v in prior["outcomes"].get(m, {}).items()}
-        meta.update({k: prior[k] for k in ("bc", "dagger") if k in prior},
+        meta.update({k: prior[k] for k in ("bc", "dagger", "phases") if k in prior},
                     throughput={m: v for m, v in prior.get("throughput", {}).items() if m in done},
                     resumed={"commit": prior.get("commit"), "minutes": prior.get("minutes", 0), "done": list(done)})
         for m in cfg.methods:      # a pending method's partial training (metrics.jsonl appends) starts over
@@ -319,6 +320,15 @@ def run_miniwob(cfg: MiniWoBConfig, out: str | Path, command: str = "", log=prin
         log(f"resuming {out}: {', '.join(LABELS[m] for m in done) or 'nothing'} measured at "
             f"{str(prior.get('commit'))[:7]}; to run: {', '.join(LABELS[m] for m in cfg.methods if m not in done)}")
     trained = back is not None and (out / "bc" / "policy.pt").is_file()   # the stopped run's BC planner
+
+    @contextmanager
+    def phase(name: str):
+        """Minutes of a phase that ran to its end, kept in ``meta['phases']`` (a resumed run keeps
+        its stopped run's, so the table says where an interrupted run's time went) and logged."""
+        t = time.perf_counter()
+        yield
+        meta["phases"][name] = (time.perf_counter() - t) / 60
+        log(f"  ({name}: {meta['phases'][name]:.1f} min)")
     try:
         # BC: the scripted solutions' successful episodes, fresh instances of their own
         scripted = [t for t in cfg.tasks if t in (miniwob.expert_names() or ())]
@@ -344,10 +354,11 @@ def run_miniwob(cfg: MiniWoBConfig, out: str | Path, command: str = "", log=prin
             else:
                 log(f"BC: {len(demo_tasks)} scripted episodes of {len(scripted)} tasks")
                 steps = []
-                for i in range(0, len(demo_tasks), cfg.pages):
-                    steps += collect_demonstrations(bc, 0, TemplateTeacher(compact=True),
-                                                    tasks=demo_tasks[i:i + cfg.pages], expert=ExpertPlanner(),
-                                                    judges=judges, devices=farm, with_task_ids=True)
+                with phase("demonstrations"):
+                    for i in range(0, len(demo_tasks), cfg.pages):
+                        steps += collect_demonstrations(bc, 0, TemplateTeacher(compact=True),
+                                                        tasks=demo_tasks[i:i + cfg.pages], expert=ExpertPlanner(),
+                                                        judges=judges, devices=farm, with_task_ids=True)
                 for p in (own, path):
                     if p is not None:
                         save_demonstrations(p, steps, {**header, "provenance": prov})
@@ -355,13 +366,20 @@ def run_miniwob(cfg: MiniWoBConfig, out: str | Path, command: str = "", log=prin
             if trained:
                 demos += _saved_labels(cfg, out, scripted, log)
             else:
-                res = train_sft(bc, demos, preset.sft)
+                with phase("BC training"):
+                    res = train_sft(bc, demos, preset.sft)
                 meta["bc"] = {"tasks": scripted, "demonstration_steps": len(demos), "seconds": res.seconds}
-                demos += _dagger(cfg, bc, demos, scripted, judges, farm, preset.sft, meta, log, out)
+                if cfg.dagger_config().rounds:
+                    with phase("DAgger"):
+                        demos += _dagger(cfg, bc, demos, scripted, judges, farm, preset.sft, meta, log, out)
         if not trained:
             save_policy(bc, out / "bc" / "policy.pt", {"stage": "bc", "tasks": scripted})
 
         def evaluate_all(method: str, policy) -> None:
+            with phase(f"{LABELS[method]}'s evaluation"):
+                _evaluate_all(method, policy)
+
+        def _evaluate_all(method: str, policy) -> None:
             policy = greedy(policy)
             for name in cfg.tasks:
                 tasks = miniwob.tasks(cfg.eval_episodes, cfg.eval_seed, SuiteOptions(names=(name,), phone=cfg.phone))
@@ -384,9 +402,10 @@ def run_miniwob(cfg: MiniWoBConfig, out: str | Path, command: str = "", log=prin
                          tasks=_miniwob_source(cfg.tasks, cfg.phone), judges=judges, devices=farm,
                          sft_demos=demos if ptx else None)
             t_rl, cpu0, browser0 = time.perf_counter(), time.process_time(), child_cpu_seconds()
-            fit = tr.fit(cfg.updates, [ProgressCallback(lambda m: f"    update {m['update']}: success {m.get('success')}",
-                                                        log=log),
-                                       CheckpointCallback()])     # one checkpoint, at the end
+            with phase(f"{LABELS[method]} training"):
+                fit = tr.fit(cfg.updates, [ProgressCallback(lambda m: f"    update {m['update']}: success {m.get('success')}",
+                                                            log=log),
+                                           CheckpointCallback()])     # one checkpoint, at the end
             learner_cpu, browser1 = time.process_time() - cpu0, child_cpu_seconds()
             steps = sum(int(st.metrics.get("samples", 0)) for st in fit.history)
             tm = tr.runner.timings
@@ -500,6 +519,8 @@ def results_markdown(cfg: MiniWoBConfig, rows: list[dict], comps: list[dict], me
              f"{cfg.bc_episodes_per_task} scripted episodes per scripted task; {cfg.updates} RL updates; "
              f"{cfg.eval_episodes} fresh instances per task and method (seed block {cfg.eval_seed}); screen `{cfg.phone}`; "
              f"{cfg.pages} browser pages; {meta.get('minutes', 0):.0f} min",
+             *([f"- minutes by phase: " + ", ".join(f"{k} {v:.0f}" for k, v in meta["phases"].items())]
+               if meta.get("phases") else []),
              *([f"- resumed: {', '.join(LABELS[m] for m in meta['resumed']['done']) or 'nothing'} measured by the "
                 f"stopped run at `{meta['resumed']['commit']}` (its BC planner kept); the minutes are both runs'"]
                if meta.get("resumed") else []),
