@@ -519,7 +519,7 @@ def results_markdown(cfg: MiniWoBConfig, rows: list[dict], comps: list[dict], me
              f"{cfg.bc_episodes_per_task} scripted episodes per scripted task; {cfg.updates} RL updates; "
              f"{cfg.eval_episodes} fresh instances per task and method (seed block {cfg.eval_seed}); screen `{cfg.phone}`; "
              f"{cfg.pages} browser pages; {meta.get('minutes', 0):.0f} min",
-             *([f"- minutes by phase: " + ", ".join(f"{k} {v:.0f}" for k, v in meta["phases"].items())]
+             *(["- minutes by phase: " + ", ".join(f"{k} {v:.0f}" for k, v in meta["phases"].items())]
                if meta.get("phases") else []),
              *([f"- resumed: {', '.join(LABELS[m] for m in meta['resumed']['done']) or 'nothing'} measured by the "
                 f"stopped run at `{meta['resumed']['commit']}` (its BC planner kept); the minutes are both runs'"]
