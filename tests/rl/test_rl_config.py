@@ -167,7 +167,7 @@ def test_a_flat_config_saved_by_an_earlier_version_loads():
                                            "entropy_target_kind", "entropy_target_node", "entropy_target_text",
                                            "entropy_control_rate", "off_policy_ratio", "is_weight_cap", "overlap",
                                            "learnability_sampling", "learnability_floor", "learnability_decay",
-                                           "learnability_unsolved_visits"}   # (these came later: defaults)
+                                           "learnability_unsolved_visits", "hindsight"}   # (these came later: defaults)
     # (a config saved before policy.off_policy_ratio ran against the behaviour policy: it resumes so)
     assert TrainConfig.from_saved(flat) == get_preset("demo").train.override({"policy.off_policy_ratio": "behaviour"})
     assert TrainConfig.from_saved(get_preset("demo").train.to_dict()) == get_preset("demo").train

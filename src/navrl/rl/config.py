@@ -255,6 +255,15 @@ class ExplorationConfig:
     last one earn no step reward, and a rare success found by exploration is otherwise imitated
     only in its last decision)."""
 
+    hindsight: bool = False
+    """Hindsight relabelling (``navrl.rl.hindsight``): an episode that declared completion
+    without reaching its goal but reached another goal its task names (the phone world's
+    templates with an ``achieved`` hook: the email, message or note it did write), checked by
+    the task's own checker, joins the self-imitation buffer as a success of that goal, its
+    prompts rewritten to it. Needs ``self_imitation`` > 0 (the term that learns from the
+    buffer) and judges that take device snapshots (the phone world's oracle). Not measured
+    yet: off (docs/results/exploration.md §22)."""
+
     # hand-over curriculum, argument exploration and dynamic sampling (issue 26)
     handover_k: int = 0
     """Multi-app task groups start after a guided prefix that ends ``handover_k`` steps before
@@ -711,6 +720,9 @@ class TrainConfig:
                               f"got {v['off_policy_ratio']!r}")
         if real("is_weight_cap") <= 0.0:
             raise ConfigError(f"{P['is_weight_cap']} must be > 0, got {v['is_weight_cap']}")
+        if v["hindsight"] and v["self_imitation"] == 0:
+            raise ConfigError(f"{P['hindsight']} puts relabelled episodes in the self-imitation buffer: "
+                              f"set {P['self_imitation']} > 0")
         if v["self_imitation_select"] not in SELF_IMITATION_SELECT:
             raise ConfigError(f"{P['self_imitation_select']} must be one of {', '.join(SELF_IMITATION_SELECT)}, "
                               f"got {v['self_imitation_select']!r}")

@@ -45,6 +45,7 @@ from navrl.rl.metrics import MetricsLogger
 from navrl.rl.overlap import LearnerProcess, refresh_proximal
 from navrl.rl.replay import PoolReplay
 from navrl.rl.sampling import DynamicSampling, draw_with_share, is_multi_app
+from navrl.rl.hindsight import hindsight_outputs
 from navrl.rl.self_imitation import positive_outputs
 from navrl.rl.sft import Demo, augment_batch, demo_loss
 from navrl.rollout.runner import EpisodeRunner, RunnerConfig, gc_paced
@@ -140,7 +141,11 @@ class Trainer:
         """Greedy curriculum probes of the last collection (exploration.curriculum_probe)."""
         self.runner = EpisodeRunner(self.guided or policy, self.grounder, *self.judges[:3], rewards=self.rewards,
                                     config=RunnerConfig(phash=spec.needs_state_hashes, max_steps=cfg.rollout.max_steps,
-                                                        deadline_s=cfg.rollout.rollout_deadline_s))
+                                                        deadline_s=cfg.rollout.rollout_deadline_s,
+                                                        hindsight=cfg.exploration.hindsight))
+        if cfg.exploration.hindsight and not any(getattr(j, "wants_snapshots", False) for j in self.judges[:3]):
+            raise ConfigError("exploration.hindsight relabels from the final device snapshot: it needs a judge that "
+                              "takes snapshots (the phone world's oracle)")
         self.logger = MetricsLogger(self.run_dir) if log else None
         self.masked_total = 0
         self._pool: list | None = None   # cfg.data.task_pool's fixed tasks, drawn on first use
@@ -353,8 +358,14 @@ class Trainer:
             won = (torch.tensor([bool(t.success) for t in trajs])
                    if cfg.exploration.self_imitation_select == "episode" else None)
             self.good.extend(positive_outputs(batch, adv.advantages, won))
+        n_hindsight = 0
+        if cfg.exploration.hindsight:     # failed episodes that reached another goal, as its successes
+            relabelled, n_hindsight = hindsight_outputs(self.policy, trajs)
+            self.good.extend(relabelled)
 
         diag = self._diagnostics(trajs, batch, adv.advantages, mask)   # of the policy that collected the batch
+        if cfg.exploration.hindsight:
+            diag["hindsight_episodes"] = n_hindsight
         if cfg.exploration.unanimous_fail_penalty > 0:
             diag["unanimous_fail_steps"] = n_unanimous / max(1, int(mask.sum()))
         if self.entropy_ctl is not None:      # the coefficients this update's loss uses

@@ -83,6 +83,10 @@ class RunnerConfig:
     objects after one 4,096-episode batch), and every collection that reaches the old
     generation walks all of it while no device gets its next action: at the default, 512
     devices lost 2.5 s of an 11.6 s run to ~700 collections, at 100,000 0.2 s to 3."""
+    hindsight: bool = False
+    """Relabel each episode that declared completion without reaching its goal with the goal it
+    did reach, where its task names one (:class:`~navrl.rollout.step.Stepper`; ``info["hindsight"]``).
+    Needs the final device snapshot: judges that take snapshots (the phone world's oracle)."""
 
 
 class EpisodeRunner:
@@ -282,7 +286,8 @@ class EpisodeRunner:
         swapped between runs take effect)."""
         return Stepper(self.grounder, self.step_judge, self.ask_judge, self.terminal_judge, self.user, self.rewards,
                        max_steps=self.cfg.max_steps, record_frames=self.cfg.record_frames,
-                       phash=self._screen_phash if self.cfg.phash else None, timings=self.timings)
+                       phash=self._screen_phash if self.cfg.phash else None, timings=self.timings,
+                       hindsight=self.cfg.hindsight)
 
     def _read_screens(self, screens: list[Observation]) -> None:
         """Read the images the perceptual hashes of this round will need (screens not hashed

@@ -31,7 +31,7 @@ from navrl.observation import Observation, ui_hash  # noqa: F401
 from navrl.planning import PlannerOutput
 from navrl.rollout.episode import Episode
 from navrl.rollout.records import Step
-from navrl.tasks.task import step_kinds_of, world_ended
+from navrl.tasks.task import hindsight_of, step_kinds_of, world_ended
 from navrl.tasks.user import ProfileUser
 
 
@@ -49,18 +49,23 @@ class Stepper:
 
     ``timings`` (seconds spent grounding and judging) is added to in place, so a caller can
     hand in its own counters. ``phash(obs, ui_hash)``, when given, fills each step's
-    perceptual hash. ``max_steps`` caps every task's own budget.
+    perceptual hash. ``max_steps`` caps every task's own budget. ``hindsight``: an episode that
+    declared completion without reaching its goal is relabelled where its task names the goal
+    it did reach (:func:`navrl.tasks.task.hindsight_of`, from the final device snapshot, so
+    only under judges that take snapshots): ``Trajectory.info["hindsight"]``.
     """
 
     def __init__(self, grounder: Grounder, step_judge: StepJudge, ask_judge: AskJudge,
                  terminal_judge: TerminalJudge, user: ProfileUser, rewards: RewardConfig, *,
                  max_steps: int | None = None, record_frames: bool = False,
-                 phash: Callable[[Observation, str], int] | None = None, timings: dict | None = None):
+                 phash: Callable[[Observation, str], int] | None = None, timings: dict | None = None,
+                 hindsight: bool = False):
         self.grounder = grounder
         self.step_judge, self.ask_judge, self.terminal_judge = step_judge, ask_judge, terminal_judge
         self.user, self.rewards = user, rewards
         self.max_steps, self.record_frames, self.phash = max_steps, record_frames, phash
         self.timings = timings if timings is not None else {"grounder": 0.0, "judge": 0.0}
+        self.hindsight = hindsight
 
     def wants_snapshots(self) -> bool:
         """Device snapshots are taken only for judges that read them (``wants_snapshots``: the oracle)."""
@@ -181,6 +186,13 @@ class Stepper:
         ep.traj.terminal_verdict, ep.traj.terminal_reason = j.verdict.value, j.reason
         ep.traj.terminal_reward = self.rewards.terminal(j.verdict, end)
         ep.traj.success = j.verdict is TerminalVerdict.SUCCESS
+        if self.hindsight and end is EndReason.COMPLETE and not ep.traj.success:
+            # the goal this declared completion did reach, if its task names one (timed as judging)
+            t0 = time.perf_counter()
+            other = hindsight_of(ep.task, ep.snap, ep.traj.answer)
+            self.timings["judge"] += time.perf_counter() - t0
+            if other is not None:
+                ep.traj.info["hindsight"] = {"goal": other.goal, "task": other.to_dict()}
         ep.done = True
 
 

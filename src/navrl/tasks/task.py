@@ -9,7 +9,8 @@ next step (``expert_step``) and the hidden facts a simulated user answers from
 (:func:`step_kinds_of`, :func:`world_ended`): ``step_kinds``, the step kinds its world acts
 on (its action space; a MiniWoB++ page takes taps, typing and swipes), and ``ended(obs)``,
 true once the world itself reports the episode over (Gymnasium's ``terminated``; a MiniWoB++
-page's done), so no declared completion is needed there. The phone world's
+page's done), so no declared completion is needed there. A third, ``hindsight(final, answer)``,
+relabels an episode (:func:`hindsight_of`). The phone world's
 :class:`navrl.worlds.phone.task.TaskSpec` and the web world's
 :class:`navrl.worlds.web.tasks.WebTaskSpec` are the two built-in implementations.
 """
@@ -18,7 +19,8 @@ from __future__ import annotations
 import enum
 from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["Family", "NoExpert", "STEP_KINDS", "Task", "TaskError", "answers_match", "step_kinds_of", "world_ended"]
+__all__ = ["Family", "NoExpert", "STEP_KINDS", "Task", "TaskError", "answers_match", "hindsight_of", "step_kinds_of",
+           "world_ended"]
 
 
 class Family(str, enum.Enum):
@@ -104,6 +106,15 @@ def world_ended(task: Any, obs: Any) -> bool:
     ``ended(obs)``); False for worlds that wait for the agent to declare completion."""
     ended = getattr(task, "ended", None)
     return bool(ended(obs)) if ended is not None else False
+
+
+def hindsight_of(task: Any, final: Any, answer: str | None) -> Any:
+    """Hindsight relabelling: the task (same world and seed, another goal) that an episode of
+    ``task`` ending in the device snapshot ``final`` with ``answer`` reached though ``task``'s
+    own goal was not reached, accepted by that task's own checker — ``task``'s optional
+    ``hindsight(final, answer)`` — or None (the world has no such member, or names no goal)."""
+    relabel = getattr(task, "hindsight", None)
+    return relabel(final, answer) if relabel is not None and final is not None else None
 
 
 def answers_match(expected: str | None, given: str | None) -> bool:

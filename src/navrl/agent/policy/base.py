@@ -138,6 +138,13 @@ class Policy(Planner, abc.ABC):
         policy cannot express it. Text policies ignore the prompt; pointer policies need it."""
         return self.encode_target(text)
 
+    def relabel_prompt(self, prompt: str, goal: str) -> str | None:
+        """``prompt`` as it would read had the task's goal been ``goal`` (hindsight relabelling:
+        everything else — screen, history, answers — stays); None where this policy's prompt
+        holds no goal it can replace. Text prompts (navrl.agent.prompt) open with ``Task: <goal>``."""
+        head, sep, rest = prompt.partition("\n")
+        return f"Task: {goal}{sep}{rest}" if head.startswith("Task: ") else None
+
     def prepare_sft(self, demos) -> None:
         """Called once with all demonstrations before SFT (e.g. to learn question frames)."""
 

@@ -58,6 +58,15 @@ class Template:
         """The expert's sub-goals in order (see navrl.worlds.phone.expert)."""
         raise NotImplementedError
 
+    def achieved(self, start: PhoneWorld, end: PhoneWorld, p: dict, answer: str | None) -> dict | None:
+        """Hindsight relabelling (:meth:`TaskSpec.hindsight`): the parameters of a goal of this
+        template that an episode from ``start`` to ``end`` reached instead of ``p``'s — read
+        from what the episode changed (the email it sent, the note it wrote) — or None. The
+        caller keeps the result only where this template's own :meth:`check` rejects it at
+        ``start`` and accepts it at ``end``. The default names none: a template without this
+        hook is never relabelled."""
+        return None
+
 
 _REGISTRY: dict[str, Template] = {}
 
@@ -141,6 +150,24 @@ class TaskSpec:
     @property
     def expected_answer(self) -> str | None:
         return self.tpl.answer(self.params)
+
+    def hindsight(self, final: Any, answer: str | None = None) -> "TaskSpec | None":
+        """Hindsight relabelling (docs/design.md §5c): the task of this template and seed whose
+        goal the episode that ended in the device snapshot ``final`` reached though this one's
+        was not reached — its parameters from :meth:`Template.achieved`, accepted only where the
+        template's own check rejects them on this task's fresh world and accepts them on
+        ``final`` — or None (the template names no such goal, or the episode reached none)."""
+        tpl = self.tpl
+        if type(tpl).achieved is Template.achieved:   # most templates name none: build no world
+            return None
+        start, end = self.make_device(), self.make_device()
+        end.restore(final)
+        p = tpl.achieved(start, end, self.params, answer)
+        if p is None or p == self.params:
+            return None
+        from dataclasses import replace
+        t = replace(self, id=f"{self.id}+hindsight", goal=tpl.goal(p), params=p, profile=tpl.profile(p))
+        return t if not t.check(start, answer) and t.check(end, answer) else None
 
     def with_(self, **kw: Any) -> "TaskSpec":
         from dataclasses import replace

@@ -133,6 +133,15 @@ class PointerPlanner(Policy):
         d = decision_for(plan.step, self.state(prompt), self.frames) if plan else None
         return self._demo_ids.put(key, d.ids() if d is not None else None)
 
+    def relabel_prompt(self, prompt: str, goal: str) -> str | None:
+        """The JSON state with its goal (``"g"``) replaced; key order and spacing as
+        :func:`~navrl.agent.policy.pointer.features.context_prompt` writes them."""
+        d = json.loads(prompt)
+        if not isinstance(d, dict) or "g" not in d:
+            return None
+        d["g"] = goal
+        return json.dumps(d, separators=(",", ":"))
+
     def prepare_sft(self, demos) -> None:
         """Learn the question frames ("What is your {}?") from the demonstrations' questions."""
         from navrl.agent.plan import parse_plan

@@ -6,6 +6,7 @@ import random
 from navrl.worlds.phone.sim.apps.contacts import CONTACTS, THREADS, contact, digits, thread_of
 from navrl.worlds.phone.expert import Ev, ExpertStep, Stage, findable, goto, report_stage, step_ask, tap, type_into
 from navrl.worlds.phone.task import Family, Template, register
+from navrl.worlds.phone.templates.changes import sent_messages
 from navrl.worlds.phone.templates.notes import cancel_overlay, clear_field, norm, own_overlay
 
 C = "Contacts"
@@ -204,6 +205,11 @@ class MessagesSend(Template):
 
     def check(self, world, p, answer):
         return sent(world.state, p["to"], p["text"])
+
+    def achieved(self, start, end, p, answer):
+        # the last message the episode sent: "Send a message to <its thread> saying <its text>"
+        done = [(to, text) for to, text in sent_messages(start, end) if text.strip()]
+        return {"to": done[-1][0], "text": done[-1][1].strip()} if done else None
 
     def stages(self, p):
         return [Stage(f"send the message to {p['to']}", lambda ev: False,

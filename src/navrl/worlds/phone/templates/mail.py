@@ -9,6 +9,7 @@ from navrl.worlds.phone.sim.apps.seed import days_ago
 from navrl.worlds.phone.expert import (Ev, ExpertStuck, Stage, field_value, findable, goto, report_stage, step_ask, step_tap,
                                 tap, type_into)
 from navrl.worlds.phone.task import Family, Template, register
+from navrl.worlds.phone.templates.changes import sent_emails
 
 M = "Mail"
 
@@ -150,6 +151,14 @@ class MailSend(Template):
 
     def check(self, world, p, answer):
         return sent_to(world, p["to"], p["subject"], p["body"])
+
+    def achieved(self, start, end, p, answer):
+        # the last email the episode sent, whatever it says: "Send an email to <its to> ..."
+        for m in reversed(sent_emails(start, end)):
+            if m["to"] and m["subject"] and m["body"]:
+                name = next((n for n, a in CONTACTS if a.lower() == m["to"].lower()), m["to"])
+                return {"name": name, "to": m["to"], "subject": m["subject"], "body": m["body"]}
+        return None
 
     def stages(self, p):
         return compose_stages(p["to"], p["subject"], p["body"])

@@ -10,6 +10,7 @@ from navrl.worlds.phone.templates.bank import B, account_stage, transfer_stages,
 from navrl.worlds.phone.templates.food import Q, food_overlay, plant_order, sample_order, view_order_stage
 from navrl.worlds.phone.templates.mail import CONTACTS, M, compose_stages, mail_open, on_email, sent_to
 from navrl.worlds.phone.templates.mail import carries
+from navrl.worlds.phone.templates.changes import sent_emails
 
 PLANTED = 4826   # id of the planted order (below QuickBite's next_id, above the seeded ones)
 
@@ -99,6 +100,15 @@ class EmailFoodTotal(Template):
 
     def check(self, world, p, answer):
         return sent_to(world, p["to"], p["subject"], money(p["total"]))
+
+    def achieved(self, start, end, p, answer):
+        # the order's total emailed, to someone or with a subject other than the goal's
+        for m in reversed(sent_emails(start, end)):
+            if m["subject"] and carries(m["body"], money(p["total"])):
+                name = next((n for n, a in CONTACTS if a.lower() == m["to"].lower()), None)
+                if name is not None:
+                    return {**p, "name": name, "to": m["to"], "subject": m["subject"]}
+        return None
 
     def stages(self, p):
         body = f"My last QuickBite order came to {money(p['total'])}."

@@ -8,8 +8,9 @@ from navrl.worlds.phone.sim.apps.notes import NOTES
 from navrl.worlds.phone.sim.apps.recipes import PANTRY, RECIPES
 from navrl.worlds.phone.expert import Stage, tap
 from navrl.worlds.phone.task import Family, Template, register
+from navrl.worlds.phone.templates.changes import sent_messages
 from navrl.worlds.phone.templates.contacts import open_contact, send_message, sent
-from navrl.worlds.phone.templates.notes import cancel_overlay, note_by_title, open_note, own_overlay
+from navrl.worlds.phone.templates.notes import cancel_overlay, norm, note_by_title, open_note, own_overlay
 from navrl.worlds.phone.templates.recipes import open_recipe
 from navrl.worlds.phone.templates.shop import in_bag, search_and_open
 
@@ -35,6 +36,14 @@ class MultiContactEmail(Template):
     def check(self, world, p, answer):
         return sent(world.state, p["to"], contains=p["email"])
 
+    def achieved(self, start, end, p, answer):
+        # a message that carries someone else's email address: "Text <whose>'s email address to <its thread>"
+        for to, text in reversed(sent_messages(start, end)):
+            who = next((x for x in NAMES if x != to and norm(EMAIL[x]) in norm(text)), None)
+            if who is not None:
+                return {"who": who, "to": to, "email": EMAIL[who]}
+        return None
+
     def stages(self, p):
         x, y, e = p["who"], p["to"], p["email"]
         return [Stage(f"look up {x}'s email in Contacts", lambda ev: x in ev.data(C)["recent"],
@@ -58,6 +67,15 @@ class MultiNoteToMessage(Template):
 
     def check(self, world, p, answer):
         return sent(world.state, p["to"], text=p["body"])
+
+    def achieved(self, start, end, p, answer):
+        # a message that is the text of one of my notes: "Send the text of my note <its title> to <its thread>"
+        notes = end.state.data[N]["notes"]
+        for to, text in reversed(sent_messages(start, end)):
+            n = next((n for n in notes if n["body"].strip() and norm(n["body"]) == norm(text)), None)
+            if n is not None:
+                return {"title": n["title"], "body": n["body"], "to": to}
+        return None
 
     def stages(self, p):
         t, b, y = p["title"], p["body"], p["to"]

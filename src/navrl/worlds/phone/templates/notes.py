@@ -7,6 +7,7 @@ from navrl.worlds.phone.sim.apps.notes import NOTES, Notes
 from navrl.worlds.phone.expert import (Ev, ExpertStep, Stage, findable, goto, report_stage, scroll_to, step_complete,
                                 step_long_press, step_tap, tap, type_into)
 from navrl.worlds.phone.task import Family, Template, register
+from navrl.worlds.phone.templates.changes import new_notes
 
 N = "Notes"
 
@@ -152,6 +153,11 @@ class NotesCreate(Template):
     def check(self, world, p, answer):
         return any(n["title"].strip() == p["title"] and n["body"].strip() == p["body"]
                    for n in world.state.data[N]["notes"])
+
+    def achieved(self, start, end, p, answer):
+        # a note the episode wrote, with a title and a text of its own
+        made = [n for n in new_notes(start, end) if n["title"].strip() and n["body"].strip()]
+        return {"title": made[0]["title"].strip(), "body": made[0]["body"].strip()} if made else None
 
     def stages(self, p):
         t, b = p["title"], p["body"]
