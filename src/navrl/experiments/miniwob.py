@@ -372,7 +372,7 @@ def run_miniwob(cfg: MiniWoBConfig, out: str | Path, command: str = "", log=prin
                 if cfg.dagger_config().rounds:
                     with phase("DAgger"):
                         demos += _dagger(cfg, bc, demos, scripted, judges, farm, preset.sft, meta, log, out)
-        if not trained:
+        if not trained and "bc" not in done:   # (a resumed run past BC without its planner: RL only is left)
             save_policy(bc, out / "bc" / "policy.pt", {"stage": "bc", "tasks": scripted})
 
         def evaluate_all(method: str, policy) -> None:
