@@ -344,7 +344,12 @@ def run_miniwob(cfg: MiniWoBConfig, out: str | Path, command: str = "", log=prin
             # a resumed run reads the demonstrations its stopped run collected (BC + RL's PPO-ptx
             # fits them) instead of playing the scripts again (half an hour over every task)
             own = out / BC_DEMOS
-            read = path if path is not None and path.exists() else own if back is not None and own.exists() else None
+            if path is not None and path.exists():     # the config's file
+                read = path
+            elif back is not None and own.exists():     # the stopped run's
+                read = own
+            else:
+                read = None
             if read is not None:
                 try:
                     _, steps = load_demonstrations(read, expect=header)
@@ -377,20 +382,17 @@ def run_miniwob(cfg: MiniWoBConfig, out: str | Path, command: str = "", log=prin
 
         def evaluate_all(method: str, policy) -> None:
             with phase(f"{LABELS[method]}'s evaluation"):
-                _evaluate_all(method, policy)
-
-        def _evaluate_all(method: str, policy) -> None:
-            policy = greedy(policy)
-            for name in cfg.tasks:
-                tasks = miniwob.tasks(cfg.eval_episodes, cfg.eval_seed, SuiteOptions(names=(name,), phone=cfg.phone))
-                r = evaluate(policy, "miniwob", tasks=tasks, devices=farm, judges=tuple(judges[:3]),
-                             batch_size=cfg.pages)
-                outcomes[(method, name)] = r.successes_by_task()
-                d = r.to_dict()
-                rows.append({"method": method, "task": name, "n": r.n, "successes": r.successes,
-                             "success": d["success"], "ci_low": d["ci_low"], "ci_high": d["ci_high"],
-                             "masked": r.masked, "mean_length": d["mean_length"]})
-                log(f"  {LABELS[method]:8s} {name:22s} {r.summary().splitlines()[0]}")
+                policy = greedy(policy)
+                for name in cfg.tasks:
+                    tasks = miniwob.tasks(cfg.eval_episodes, cfg.eval_seed, SuiteOptions(names=(name,), phone=cfg.phone))
+                    r = evaluate(policy, "miniwob", tasks=tasks, devices=farm, judges=tuple(judges[:3]),
+                                 batch_size=cfg.pages)
+                    outcomes[(method, name)] = r.successes_by_task()
+                    d = r.to_dict()
+                    rows.append({"method": method, "task": name, "n": r.n, "successes": r.successes,
+                                 "success": d["success"], "ci_low": d["ci_low"], "ci_high": d["ci_high"],
+                                 "masked": r.masked, "mean_length": d["mean_length"]})
+                    log(f"  {LABELS[method]:8s} {name:22s} {r.summary().splitlines()[0]}")
 
         def rl(method: str, policy) -> None:
             log(f"{LABELS[method]}: {cfg.updates} updates of {tcfg.rollout.tasks_per_update} tasks x "
