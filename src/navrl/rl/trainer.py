@@ -39,13 +39,13 @@ from navrl.rl.callbacks import Callback, FitResult
 from navrl.rl.config import ConfigError, TrainConfig
 from navrl.rl.critic import CriticAdapter
 from navrl.rl.curriculum import HandoverSchedule, shared_key, task_key
+from navrl.rl.hindsight import hindsight_outputs
 from navrl.rl.learnability import FamilyLearnability, task_family
 from navrl.rl.losses import LossInputs, critic_loss, sample_stats
 from navrl.rl.metrics import MetricsLogger
 from navrl.rl.overlap import LearnerProcess, refresh_proximal
 from navrl.rl.replay import PoolReplay
 from navrl.rl.sampling import DynamicSampling, draw_with_share, is_multi_app
-from navrl.rl.hindsight import hindsight_outputs
 from navrl.rl.self_imitation import positive_outputs
 from navrl.rl.sft import Demo, augment_batch, demo_loss
 from navrl.rollout.runner import EpisodeRunner, RunnerConfig, gc_paced
