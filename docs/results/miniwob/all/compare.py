@@ -26,7 +26,7 @@ def main() -> None:
     a = ap.parse_args()
     new, old = (json.load(open(p)) for p in (a.new, a.old))
     names = a.names or [r["commit"][:7] for r in (new, old)]
-    methods = [m for m in LABELS if m in new["outcomes"] and m in old["outcomes"]]
+    methods = [m for m in LABELS if new["outcomes"].get(m) and old["outcomes"].get(m)]
     for m in methods:
         x, y = flat(new, m), flat(old, m)
         n11, n10, n01, n00 = paired_counts(x, y)
