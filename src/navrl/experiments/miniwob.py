@@ -25,7 +25,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from navrl.agent.policy.base import greedy
-from navrl.eval import evaluate, paired_counts, paired_difference_interval
+from navrl.eval import evaluate, paired_counts, paired_difference_interval, summarize
 from navrl.experiments.common import child_cpu_seconds, load_config_file
 from navrl.provenance import provenance
 from navrl.experiments.pipeline import build_policy, load_policy, save_policy
@@ -218,13 +218,13 @@ def _dagger(cfg: MiniWoBConfig, bc, demos: list, scripted: list[str], judges, fa
         t = time.perf_counter()
         tasks = get_suite("miniwob").tasks(len(scripted) * d.episodes_per_task, DAGGER_SEED_BLOCK + r,
                                            SuiteOptions(names=tuple(scripted), phone=cfg.phone))
-        got = [collect_corrections(bc, tasks[i:i + cfg.pages], judges=judges, devices=farm,
-                                   expert_share=d.expert_share, seed=cfg.seed + r)
-               for i in range(0, len(tasks), cfg.pages)]
-        labels = [dm for g in got for _, dm in g.steps]
-        rec = {k: sum(getattr(g, k) for g in got) for k in ("episodes", "successes", "masked", "unlabelled", "disagreements")}
+        # one rolling run over the pages (the expert's share is drawn per task and step, not per batch)
+        got = collect_corrections(bc, tasks, judges=judges, devices=farm, expert_share=d.expert_share,
+                                  seed=cfg.seed + r)
+        labels = [dm for _, dm in got.steps]
+        rec = {k: getattr(got, k) for k in ("episodes", "successes", "masked", "unlabelled", "disagreements")}
         added += labels
-        labelled += [st for g in got for st in g.steps]
+        labelled += got.steps
         save_demonstrations(out / DAGGER_LABELS, labelled, {"tasks": scripted, "rounds": r + 1, "phone": cfg.phone,
                                                            "seed_block": DAGGER_SEED_BLOCK})
         res = train_sft(bc, demos + added, sft)
@@ -358,12 +358,10 @@ def run_miniwob(cfg: MiniWoBConfig, out: str | Path, command: str = "", log=prin
                 log(f"BC: {len(steps)} demonstration steps of {len(scripted)} tasks from {read}")
             else:
                 log(f"BC: {len(demo_tasks)} scripted episodes of {len(scripted)} tasks")
-                steps = []
-                with phase("demonstrations"):
-                    for i in range(0, len(demo_tasks), cfg.pages):
-                        steps += collect_demonstrations(bc, 0, TemplateTeacher(compact=True),
-                                                        tasks=demo_tasks[i:i + cfg.pages], expert=ExpertPlanner(),
-                                                        judges=judges, devices=farm, with_task_ids=True)
+                with phase("demonstrations"):       # one rolling run over the pages, as the evaluation
+                    steps = collect_demonstrations(bc, 0, TemplateTeacher(compact=True), tasks=demo_tasks,
+                                                   expert=ExpertPlanner(), judges=judges, devices=farm,
+                                                   with_task_ids=True)
                 for p in (own, path):
                     if p is not None:
                         save_demonstrations(p, steps, {**header, "provenance": prov})
@@ -382,11 +380,23 @@ def run_miniwob(cfg: MiniWoBConfig, out: str | Path, command: str = "", log=prin
 
         def evaluate_all(method: str, policy) -> None:
             with phase(f"{LABELS[method]}'s evaluation"):
-                policy = greedy(policy)
-                for name in cfg.tasks:
-                    tasks = miniwob.tasks(cfg.eval_episodes, cfg.eval_seed, SuiteOptions(names=(name,), phone=cfg.phone))
-                    r = evaluate(policy, "miniwob", tasks=tasks, devices=farm, judges=tuple(judges[:3]),
-                                 batch_size=cfg.pages)
+                per_task = {name: miniwob.tasks(cfg.eval_episodes, cfg.eval_seed,
+                                                SuiteOptions(names=(name,), phone=cfg.phone)) for name in cfg.tasks}
+                every = [t for ts in per_task.values() for t in ts]
+                # one rolling run over every instance: a page freed by one episode takes the next (of
+                # its own task first), where batches of one page each waited for their longest episode
+                steps, t0 = [0], time.perf_counter()
+
+                def progress(k: int) -> None:     # a line per 2,000 steps: the run is one call
+                    steps[0] += k
+                    if steps[0] % 2000 == 0:
+                        log(f"  {LABELS[method]}: {steps[0]} steps of {len(every)} episodes, "
+                            f"{(time.perf_counter() - t0) / 60:.1f} min")
+                played = evaluate(greedy(policy), "miniwob", tasks=every, devices=farm, judges=tuple(judges[:3]),
+                                  batch_size=max(1, len(every)), progress=progress).trajectories
+                for name, ts in per_task.items():
+                    ids = {t.id for t in ts}
+                    r = summarize("miniwob", [tr for tr in played if tr.task.get("id") in ids])
                     outcomes[(method, name)] = r.successes_by_task()
                     d = r.to_dict()
                     rows.append({"method": method, "task": name, "n": r.n, "successes": r.successes,
