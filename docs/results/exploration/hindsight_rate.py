@@ -9,10 +9,10 @@ planner learns as in training (so later updates see the relabelled demonstration
 from __future__ import annotations
 
 import argparse
-import ast
 import collections
 import tempfile
 
+from navrl.cli.cmd_train import parse_overrides
 from navrl.experiments.pipeline import load_policy
 from navrl.rl.presets import get_preset
 from navrl.rl.trainer import Trainer
@@ -27,12 +27,7 @@ def main() -> None:
     a = ap.parse_args()
     over = {"exploration.hindsight": True, "exploration.self_imitation": 0.5, "policy.sft_coef": 0.0,
             "run.torch_threads": 1}
-    for kv in a.set:
-        k, v = kv.split("=", 1)
-        try:
-            over[k] = ast.literal_eval(v)
-        except (ValueError, SyntaxError):
-            over[k] = v
+    over.update(parse_overrides(a.set))
     cfg = get_preset("demo", over).train
     total = collections.Counter()
     with tempfile.TemporaryDirectory() as tmp:
