@@ -50,6 +50,8 @@ def test_quick_paper_table_end_to_end(tmp_path) -> None:
     ev = json.loads((out / "results.json").read_text())["explained_variance_before"]
     assert set(ev) == {f"{r}-s{k}" for r in ("ppo-dense", "ppo-terminal-only", "gigppo") for k in "01"} and all(len(v) == 2 for v in ev.values())
     assert "Dense PPO after 1 updates" in md and "explained_variance.png" in md
+    ff = json.loads((out / "results.json").read_text())["failures_fixed"]
+    assert [r["method"] for r in ff] == methods and "Share of SFT's failures each method fixes" in md
     assert (out / "explained_variance.png").stat().st_size > 1000
 
 
@@ -112,3 +114,23 @@ def test_a_ppo_ptx_preset_trains_on_the_sft_stage_demonstrations(tmp_path, monke
     ups = [json.loads(x) for x in (tmp_path / "runs" / "ppo-s0" / "metrics.jsonl").read_text().splitlines()]
     ups = [u for u in ups if u["kind"] == "update"]
     assert len(ups) == 1 and ups[0]["policy/sft_loss"] > 0
+
+
+def test_share_of_sft_failures_fixed_is_the_gain_over_what_sft_left() -> None:
+    from navrl.eval import failures_fixed
+    from navrl.experiments.paper_table import TRANSCRIPT_FAILURES_FIXED, Method, failures_fixed_rows
+    # the transcript's figures: 17 -> 32.4% fixes 18.6% of the failures, 4.7 -> 32.8% fixes 29.5%
+    (b1, r1), (b2, r2) = TRANSCRIPT_FAILURES_FIXED.values()
+    assert round(100 * failures_fixed(b1, r1), 1) == 18.6 and round(100 * failures_fixed(b2, r2), 1) == 29.5
+    assert failures_fixed(0.5, 0.25) == -0.5            # worse than SFT: negative
+    assert failures_fixed(1.0, 1.0) is None and failures_fixed(None, 0.3) is None
+    cfg = TableConfig(preset="quick", updates=2, eval_at=[0, 2], eval_episodes=4, suites=["test-ios", "test-android"],
+                      methods=[Method("A", "ppo")])
+    rows = [{"method": "SFT", "seed": "", "update": 0, "suite": "test-ios", "success": 0.5},
+            {"method": "SFT", "seed": "", "update": 0, "suite": "test-android", "success": 0.2},
+            {"method": "A", "seed": 0, "update": 2, "suite": "test-ios", "success": 0.6},
+            {"method": "A", "seed": 1, "update": 2, "suite": "test-ios", "success": 0.8},   # mean 0.7
+            {"method": "A", "seed": 0, "update": 2, "suite": "test-android", "success": None},  # all masked
+            {"method": "A", "seed": 1, "update": 2, "suite": "test-android", "success": 0.6}]
+    (r,) = failures_fixed_rows(cfg, rows)
+    assert r["update"] == 2 and abs(r["test-ios"] - 0.4) < 1e-12 and abs(r["test-android"] - 0.5) < 1e-12

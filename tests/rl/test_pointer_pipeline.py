@@ -48,6 +48,10 @@ def test_demo_quick_pointer_prints_the_table(tmp_path):
     assert "SFT of the pointer planner" in r.stdout
     summary = json.loads((out / "rl" / "summary.json").read_text())
     assert set(summary) >= {"test-ios", "test-android", "minutes"}
+    for s in ("test-ios", "test-android"):      # the share of SFT's failures fixed is the gain over what SFT left
+        g = summary[s]
+        if g["sft"] < 1.0:
+            assert abs(g["sft_failures_fixed"] * (1 - g["sft"]) - (g["rl"] - g["sft"])) < 1e-9
     html = (out / "rl" / "report.html").read_text()
     assert "SFT vs RL on the same evaluation tasks" in html and "<table>" in html
     md = (out / "rl" / "breakdown.md").read_text()

@@ -77,7 +77,7 @@ def run(args) -> int:
     train_with_progress(trainer, preset.train.run.num_updates, 0)
     print("[4/4] evaluate after RL")
     from navrl.agent.policy.base import GREEDY
-    from navrl.eval import evaluate as run_eval, paired_gain_interval
+    from navrl.eval import evaluate as run_eval, failures_fixed, paired_gain_interval
     greedy = trainer.policy.sampled(GREEDY)
     after = {}
     with bar("evaluate RL (steps, at most)", eval_steps, info=False) as adv:
@@ -93,7 +93,8 @@ def run(args) -> int:
         lo, hi, _ = paired_gain_interval(a, b)   # same tasks before and after: paired interval
         summary[s] = {"sft": b.success_rate, "rl": a.success_rate, "episodes": a.n,
                       "gain_points": 100 * (a.success_rate - b.success_rate),
-                      "gain_ci_points": [100 * lo, 100 * hi]}
+                      "gain_ci_points": [100 * lo, 100 * hi],
+                      "sft_failures_fixed": failures_fixed(b.success_rate, a.success_rate)}
     summary["minutes"] = round((time.perf_counter() - t_start) / 60, 1)
     from navrl.provenance import provenance
     summary["provenance"] = provenance(args.seed, preset)
@@ -106,7 +107,8 @@ def run(args) -> int:
     for s in suites:
         g = summary[s]
         print(f"{s}: SFT {100 * g['sft']:.1f}% -> RL {100 * g['rl']:.1f}% ({g['gain_points']:+.1f} points, "
-              f"95% CI {g['gain_ci_points'][0]:+.1f} to {g['gain_ci_points'][1]:+.1f}; {g['episodes']} episodes each)")
+              f"95% CI {g['gain_ci_points'][0]:+.1f} to {g['gain_ci_points'][1]:+.1f}; {g['episodes']} episodes each)"
+              + ("" if g["sft_failures_fixed"] is None else f"; fixes {100 * g['sft_failures_fixed']:.1f}% of SFT's failures"))
     print(f"total time: {summary['minutes']:.1f} min")
     print(f"report: {report.resolve()}")
     print(f"breakdown by family and perturbation: {(trainer.run_dir / 'breakdown.md').resolve()}")

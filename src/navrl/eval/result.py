@@ -102,3 +102,13 @@ def paired_gain_interval(after: "EvalResult", before: "EvalResult", z: float = 1
     a, b, c, d = paired_counts(after.successes_by_task(), before.successes_by_task())
     lo, hi = paired_difference_interval(a, b, c, d, z=z)
     return lo, hi, a + b + c + d
+
+
+def failures_fixed(before: float | None, after: float | None) -> float | None:
+    """The share of the earlier planner's failures the later one fixes, ``(after - before) / (1 -
+    before)``: a gain normalised by what was left to fix, as issue 26 compares RL with SFT here and
+    in the transcript (negative where it got worse; None where either is unmeasured or nothing was
+    left to fix)."""
+    if before is None or after is None or before >= 1.0:
+        return None
+    return (after - before) / (1.0 - before)

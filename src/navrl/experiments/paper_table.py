@@ -25,7 +25,7 @@ from navrl.rl.callbacks import CheckpointCallback, EvalCallback
 from navrl.rl.config import ConfigError
 from navrl.rl.presets import get_preset
 from navrl.rl.trainer import Trainer
-from navrl.eval import evaluate, paired_counts, paired_difference_interval
+from navrl.eval import evaluate, failures_fixed, paired_counts, paired_difference_interval
 from navrl.tasks.registry import suites
 
 
@@ -201,6 +201,7 @@ def write_outputs(cfg: TableConfig, rows: list[dict], out: Path, command: str = 
     found = findings(cfg, rows, ev)
     atomic_write_text(out / "results.json", json.dumps({"config": _cfg_dict(cfg), "rows": rows,
                                                         "comparisons": comparisons or [], "findings": found,
+                                                        "failures_fixed": failures_fixed_rows(cfg, rows),
                                                         "explained_variance_before": ev,
                                                         **(prov or provenance(cfg.seed, _cfg_dict(cfg))), "command": command,
                                                         "minutes": minutes}, indent=2))
@@ -290,6 +291,41 @@ def findings(cfg: TableConfig, rows: list[dict], ev: dict[str, list[float | None
     return f
 
 
+TRANSCRIPT_FAILURES_FIXED = {"in distribution": (0.17, 0.324), "iOS -> Android": (0.047, 0.328)}
+"""The transcript's supervised baseline -> PPO success (UINavBench 17 -> 32.4%, AndroidWorld 4.7 ->
+32.8%): the share of the baseline's failures RL fixes there is 18.6% and 29.5%."""
+
+
+def failures_fixed_rows(cfg: TableConfig, rows: list[dict]) -> list[dict]:
+    """Per method, at its last evaluation: the share of SFT's failures it fixes on each suite
+    (mean success over RL seeds), beside the transcript's 18.6% (in distribution) and 29.5%
+    (iOS -> Android)."""
+    last = max(cfg.eval_at)
+    out = []
+    for m in cfg.methods:
+        row = {"method": m.name, "update": last}
+        for s in cfg.suites:
+            row[s] = failures_fixed(_mean(seed_values(rows, "SFT", 0, s)), _mean(seed_values(rows, m.name, last, s)))
+        out.append(row)
+    return out
+
+
+def _failures_fixed_md(cfg: TableConfig, rows: list[dict]) -> list[str]:
+    ff = failures_fixed_rows(cfg, rows)
+    if not ff:
+        return []
+    (b1, r1), (b2, r2) = TRANSCRIPT_FAILURES_FIXED.values()
+    lines = ["", "## Share of SFT's failures each method fixes", "",
+             "(RL - SFT) / (1 - SFT) at the last evaluation, RL as the mean over seeds. The transcript's PPO fixes "
+             f"{_pct(failures_fixed(b1, r1))} of its supervised baseline's failures in distribution "
+             f"({100 * b1:.0f} -> {100 * r1:.1f}%) and {_pct(failures_fixed(b2, r2))} from iOS to Android "
+             f"({100 * b2:.1f} -> {100 * r2:.1f}%): compare test-ios with the first, test-android with the second.", "",
+             "| method | updates | " + " | ".join(cfg.suites) + " |", "|" + "---|" * (len(cfg.suites) + 2)]
+    for r in ff:
+        lines.append(f"| {r['method']} | {r['update']} | " + " | ".join(_pct(r[s]) for s in cfg.suites) + " |")
+    return lines
+
+
 def _pct(x: float | None) -> str:
     return "-" if x is None else f"{100 * x:.1f}%"
 
@@ -371,6 +407,7 @@ def results_markdown(cfg: TableConfig, rows: list[dict], command: str, minutes: 
             lines.append(f"| {left} - {right} | {c['suite']} | {c['tasks']} "
                          f"| {100 * c['difference']:+.1f} | {100 * c['ci_low']:+.1f} to {100 * c['ci_high']:+.1f} "
                          f"| {c['only_method']} / {c['only_vs']} |")
+    lines += _failures_fixed_md(cfg, rows)
     if found:
         lines += _findings_md(found)
     lines += ["", "![success vs updates](success_vs_updates.png)", "",
