@@ -143,7 +143,7 @@ class Trainer:
                                     config=RunnerConfig(phash=spec.needs_state_hashes, max_steps=cfg.rollout.max_steps,
                                                         deadline_s=cfg.rollout.rollout_deadline_s,
                                                         hindsight=cfg.exploration.hindsight))
-        if cfg.exploration.hindsight and not any(getattr(j, "wants_snapshots", False) for j in self.judges[:3]):
+        if cfg.exploration.hindsight and not self.runner.wants_snapshots():
             raise ConfigError("exploration.hindsight relabels from the final device snapshot: it needs a judge that "
                               "takes snapshots (the phone world's oracle)")
         self.logger = MetricsLogger(self.run_dir) if log else None

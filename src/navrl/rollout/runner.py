@@ -281,6 +281,10 @@ class EpisodeRunner:
         return None
 
     # ------------------------------------------------------------------ one step
+    def wants_snapshots(self) -> bool:
+        """Whether its steps take device snapshots (a judge reads them: :meth:`Stepper.wants_snapshots`)."""
+        return self._stepper().wants_snapshots()
+
     def _stepper(self) -> Stepper:
         """The step rules with this runner's parts and counters (built per run, so parts
         swapped between runs take effect)."""
