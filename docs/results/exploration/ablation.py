@@ -17,7 +17,10 @@ import json
 import sys
 from pathlib import Path
 
-from navrl.eval.intervals import paired_counts, paired_difference_interval, wilson_interval
+from navrl.eval.intervals import wilson_interval
+
+sys.path.insert(0, str(Path(__file__).parent))
+from compare import compare  # noqa: E402
 
 CURVES = (  # (title, function of one history row -> float | None)
     ("success of episodes from the start (training, mean of 10)", lambda r: r.get("start_success")),
@@ -41,28 +44,18 @@ def _mean(xs: list) -> float | None:
 
 def rows(runs: dict[str, dict]) -> list[dict]:
     """One row per run and split/k: finished tasks, and (for all but the first run) the paired
-    difference from the first run on the same tasks."""
+    difference from the first run on the same tasks (``compare.py``'s pairing)."""
     names = list(runs)
     ref = runs[names[0]]
     out = []
     for name in names:
-        r = runs[name]
-        for split, by_k in r["after"].items():
-            for k, got in by_k.items():
-                base = ref["after"][split][k]
-                ids = sorted(set(got) & set(base))
-                row = {"run": name, "split": split, "k": int(k), "n": len(ids), "done": sum(got[i] for i in ids),
-                       "sft": sum(r["before"][split][k][i] for i in ids)}
-                if name != names[0]:
-                    lo, hi = paired_difference_interval(*paired_counts({i: got[i] for i in ids}, {i: base[i] for i in ids}))
-                    row["vs_ref"] = [lo, hi]
-                per: dict = {}
-                for i in ids:
-                    per.setdefault(i.split(":")[1], [0, 0])
-                    per[i.split(":")[1]][0] += got[i]
-                    per[i.split(":")[1]][1] += 1
-                row["per_template"] = per
-                out.append(row)
+        for key, c in compare(runs[name], ref).items():
+            split, k = key.split("/")
+            row = {"run": name, "split": split, "k": int(k), "n": c["n"], "done": c["a"],
+                   "per_template": {tp: [a, n] for tp, (a, _, n) in c["per_template"].items()}}
+            if name != names[0]:
+                row["vs_ref"] = c["diff_ci"]
+            out.append(row)
     return out
 
 
